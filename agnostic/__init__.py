@@ -1,0 +1,48 @@
+"""agnostic: write tensor code once, run it on a CPU (NumPy) or an NVIDIA GPU (CuPy), in PyTorch's device language.
+
+Importing agnostic never imports CuPy or touches a GPU; CUDA starts on first use.
+"""
+
+from . import _dtypes
+from ._device import Device, device, get_default_device, set_default_device
+from ._dtypes import (
+    bfloat16, bool, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
+    int16, int32, int64, promote_types, set_default_dtype, uint8,
+)
+from ._legacy_types import cpu_types as _cpu_types
+from ._size import Size
+from ._tensor import Tensor
+from . import _methods
+from .ops.creation import (
+    arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
+    ones_like, tensor, zeros, zeros_like,
+)
+from .ops.elementwise import *  # noqa: F401,F403  (the op tables define the public elementwise names)
+from .ops.elementwise import __all__ as _elementwise_names
+from .ops.indexing import (
+    gather, index_select, masked_fill, masked_select, nonzero, scatter, scatter_add, take,
+)
+from .ops.linalg import bmm, dot, einsum, ger, inner, matmul, mm, mv, outer
+from .ops.random import (
+    Generator, bernoulli, initial_seed, manual_seed, normal, rand, rand_like, randint, randint_like, randn,
+    randn_like, randperm, seed,
+)
+from .ops.reduction import (
+    all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp, max, mean, min, norm, prod,
+    std, sum, var,
+)
+from .ops.shape import (
+    broadcast_shapes, broadcast_tensors, broadcast_to, cat, chunk, concat, concatenate, diag, diagonal, expand,
+    flatten, flip, fliplr, flipud, hstack, movedim, moveaxis, narrow, permute, repeat_interleave, reshape, roll,
+    split, squeeze, stack, swapaxes, swapdims, t, tensor_split, tile, transpose, tril, triu, unbind, unflatten,
+    unsqueeze, view_as, vstack,
+)
+from .ops.dtype_queries import can_cast, is_complex, is_floating_point, is_tensor, numel, result_type
+from . import cuda
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
+
+_methods.install()
+globals().update(_cpu_types)

@@ -1,0 +1,148 @@
+"""Device objects, parsed the way PyTorch parses them, and the per-thread default device and dtype."""
+
+import threading
+
+_DEVICE_TYPES = ("cpu", "cuda")
+_VALID_FORMS = (
+    "valid forms: 'cpu', 'cpu:0', 'cuda', 'cuda:1', device('cuda', 1), an int N for cuda:N, or a Device"
+)
+
+
+class Device:
+    """Where a tensor lives: ``device(type='cuda', index=1)``.
+
+    Construct it as ``agnostic.device(...)``: from ``"cpu"``, ``"cuda:1"``, ``("cuda", 1)``, an int (``cuda:N``) or
+    another Device. As in PyTorch, ``cuda`` (no index, meaning the current CUDA device) differs from ``cuda:0``.
+    Used in a ``with`` block it becomes the default device of the factory functions, per thread.
+    """
+
+    __slots__ = ("type", "index", "_str", "__weakref__")
+    _interned = {}
+
+    def __new__(cls, type_or_spec, index=None):
+        key = (type_or_spec, index) if type(type_or_spec) in (str, int) else None
+        if key is not None:
+            cached = cls._interned.get(key)
+            if cached is not None:
+                return cached
+        device_type, device_index = _parse(type_or_spec, index)
+        canonical = cls._interned.get((device_type, device_index))
+        if canonical is None:
+            canonical = object.__new__(cls)
+            object.__setattr__(canonical, "type", device_type)
+            object.__setattr__(canonical, "index", device_index)
+            text = device_type if device_index is None else f"{device_type}:{device_index}"
+            object.__setattr__(canonical, "_str", text)
+            cls._interned[(device_type, device_index)] = canonical
+        if key is not None:
+            cls._interned[key] = canonical
+        return canonical
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Device objects are immutable")
+
+    def __str__(self):
+        return self._str
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __eq__(self, other):
+        if isinstance(other, Device):
+            return self is other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (Device, (self.type, self.index))
+
+    def __enter__(self):
+        _state().device_stack.append(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        _state().device_stack.pop()
+        return False
+
+
+device = Device
+
+
+def _parse(spec, index):
+    if isinstance(spec, Device):
+        if index is not None:
+            raise ValueError(f"device(): got a Device and an index; pass one or the other ({_VALID_FORMS})")
+        return spec.type, spec.index
+    if isinstance(spec, bool):
+        raise ValueError(f"device(): {spec!r} is not a device; {_VALID_FORMS}")
+    if isinstance(spec, int):
+        if index is not None:
+            raise ValueError(f"device(): got an int device and an index; {_VALID_FORMS}")
+        return "cuda", _check_index(spec, spec)
+    if isinstance(spec, tuple) and len(spec) == 2 and index is None:
+        return _parse(*spec)
+    if not isinstance(spec, str):
+        raise TypeError(f"device(): expected a str, int or Device, got {type(spec).__name__}; {_VALID_FORMS}")
+    text = spec.strip()
+    if ":" in text:
+        if index is not None:
+            raise ValueError(f"device(): type {spec!r} already has an index and index={index} was also given")
+        text, _, index_text = text.partition(":")
+        if not index_text.isdigit():
+            raise ValueError(f"device(): invalid device string {spec!r}; {_VALID_FORMS}")
+        index = int(index_text)
+    if text not in _DEVICE_TYPES:
+        raise ValueError(f"device(): unknown device type {text!r} in {spec!r}; {_VALID_FORMS}")
+    if index is not None:
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"device(): index must be an int, got {type(index).__name__}")
+        _check_index(index, spec)
+        if text == "cpu" and index != 0:
+            raise ValueError(f"device(): the cpu device has only index 0, got {spec!r} index {index}")
+    return text, index
+
+
+def _check_index(index, spec):
+    if index < 0:
+        raise ValueError(f"device(): device index must be non-negative, got {index} in {spec!r}; {_VALID_FORMS}")
+    return index
+
+
+CPU = Device("cpu")
+
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.device_stack = []
+
+
+_thread_state = _ThreadState()
+_global_default = {"device": CPU}
+
+
+def _state():
+    return _thread_state
+
+
+def as_device(spec):
+    """The Device for ``spec`` (a Device, str, int or None for the default device)."""
+    if spec is None:
+        return get_default_device()
+    if type(spec) is Device:
+        return spec
+    return Device(spec)
+
+
+def get_default_device():
+    """The device factory functions use when no ``device=`` is given (innermost ``with device(...)`` first)."""
+    stack = _thread_state.device_stack
+    return stack[-1] if stack else _global_default["device"]
+
+
+def set_default_device(spec):
+    """Set the default device of factory functions (``None`` restores the CPU), as ``torch.set_default_device``."""
+    _global_default["device"] = CPU if spec is None else Device(spec)

@@ -1,0 +1,391 @@
+"""Tensor: one NumPy or CuPy array plus the device it lives on; operators are installed from the ops tables.
+
+A thin class around the backend array (not a subclass), so NumPy's and CuPy's own semantics never leak into
+results: every operator goes through ``agnostic.ops``, which applies PyTorch's rules on every device.
+"""
+
+import numpy
+
+from . import _backend, _dtypes
+from ._device import CPU, as_device
+from ._size import Size
+
+_ndarray = numpy.ndarray
+_DTYPE_OF = _dtypes._BY_NUMPY
+
+
+def wrap(array, device):
+    """A Tensor around ``array`` (already on ``device``); the only way tensors are made internally."""
+    tensor = object.__new__(Tensor)
+    tensor._data = array
+    tensor._device = device
+    return tensor
+
+
+class Tensor:
+    """An n-dimensional array on a CPU or CUDA device, with PyTorch's semantics.
+
+    Make tensors with the factory functions (``agnostic.tensor``, ``zeros``, ``arange``...). ``Tensor(data)`` is
+    PyTorch's legacy CPU constructor: a float tensor from a sequence, or an uninitialized one from sizes.
+    """
+
+    __array_priority__ = 1000  # NumPy defers to our reflected operators: numpy_array + tensor -> Tensor.__radd__
+
+    def __init__(self, *args, device=None):
+        from .ops import creation
+
+        if len(args) == 1 and not isinstance(args[0], int):
+            made = creation.tensor(args[0], dtype=_dtypes.get_default_dtype(), device=device)
+        else:
+            made = creation.empty(*args, device=device)
+        self._data = made._data
+        self._device = made._device
+
+    # ----- metadata -----------------------------------------------------------------------------------------
+    @property
+    def device(self):
+        """The Device this tensor lives on (``cpu`` or ``cuda:N``)."""
+        return self._device
+
+    @property
+    def dtype(self):
+        """The element type (an agnostic dtype such as ``agnostic.float32``)."""
+        return _DTYPE_OF[self._data.dtype]
+
+    @property
+    def shape(self):
+        """The sizes of each dimension, as an ``agnostic.Size``."""
+        return tuple.__new__(Size, self._data.shape)
+
+    def size(self, dim=None):
+        """``shape``, or the size of one dimension."""
+        if dim is None:
+            return tuple.__new__(Size, self._data.shape)
+        return self._data.shape[_normalize_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return self._data.ndim
+
+    def dim(self):
+        """Number of dimensions."""
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        """Number of elements."""
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        """Bytes per element."""
+        return self._data.itemsize
+
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def stride(self, dim=None):
+        """Strides in elements (not bytes), as PyTorch reports them."""
+        itemsize = self._data.itemsize
+        strides = tuple(s // itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_normalize_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self):
+        """True when elements are laid out in row-major order without gaps."""
+        return self._data.flags.c_contiguous
+
+    def data_ptr(self):
+        """Address of the first element."""
+        return _backend.data_pointer(self._data)
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._device is CPU
+
+    def get_device(self):
+        """The CUDA index, or -1 on the CPU (as PyTorch)."""
+        return -1 if self._device is CPU else self._device.index
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    # ----- conversions to Python and NumPy ------------------------------------------------------------------
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar; "
+                "item() needs exactly one element (index or reduce first)"
+            )
+        return self._host_array().reshape(()).item()
+
+    def tolist(self):
+        """The elements as (nested) Python lists of Python numbers."""
+        return self._host_array().tolist()
+
+    def numpy(self, *, force=False):
+        """The NumPy array behind a CPU tensor (shared memory). On CUDA, call ``.cpu()`` first (or ``force=True``)."""
+        if self._device is not CPU:
+            if force:
+                return _backend.move(self._data, self._device, CPU)
+            raise TypeError(
+                f"can't convert {self._device} device type tensor to numpy. "
+                "Use Tensor.cpu() to copy the tensor to host memory first."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        if dtype is not None:
+            array = array.astype(dtype, copy=False)
+        return array
+
+    def _host_array(self):
+        if self._device is CPU:
+            return self._data
+        return _backend.move(self._data, self._device, CPU)
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} elements is ambiguous; use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self.dtype.category > 1 or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (wrap(self._data[i], self._device) for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce__(self):
+        return (_rebuild, (self._host_array(), str(self._device)))
+
+    # ----- moving between devices and dtypes ----------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        """Move and/or cast: ``to(device)``, ``to(dtype)``, ``to(other)``, ``to(device, dtype, non_blocking=False,
+        copy=False)``. Returns ``self`` when nothing changes (and ``copy`` is false), a new tensor otherwise."""
+        device, dtype, non_blocking, copy = _parse_to_arguments(args, kwargs)
+        return self._converted(device, dtype, copy, non_blocking)
+
+    def cuda(self, device=None, non_blocking=False):
+        """A copy on a CUDA device (the current one by default); ``self`` if already there."""
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int) or device == "cuda" or getattr(device, "type", None) == "cuda":
+            pass
+        else:
+            device = as_device(device)
+            if device.type != "cuda":
+                raise ValueError(f"cuda(): expected a CUDA device, got {device}; use .to({str(device)!r}) instead")
+        return self._converted(as_device(device), None, False, non_blocking)
+
+    def cpu(self):
+        """A copy in CPU memory; ``self`` if already there."""
+        return self._converted(CPU, None, False, False)
+
+    def type(self, dtype=None, non_blocking=False):
+        """Without arguments, the legacy type name (``'agnostic.cuda.FloatTensor'``); otherwise cast to that type."""
+        from . import _legacy_types
+
+        if dtype is None:
+            return _legacy_types.type_name(self)
+        device, target = _legacy_types.parse_type(dtype, self._device)
+        return self._converted(device, target, False, non_blocking)
+
+    def _converted(self, device, dtype, copy, non_blocking=False):
+        source = self._device
+        target = source if device is None else _backend.resolve(device)
+        array = self._data
+        if dtype is not None and _DTYPE_OF[array.dtype] is not dtype:
+            with _backend.on(source):
+                array = array.astype(dtype.numpy_dtype)
+            copy = False
+        if target is not source:
+            array = _backend.move(array, source, target)
+        elif copy:
+            with _backend.on(source):
+                array = array.copy()
+        elif array is self._data:
+            return self
+        return wrap(array, target)
+
+    def clone(self, *, memory_format=None):
+        """A copy with its own memory, on the same device."""
+        with _backend.on(self._device):
+            return wrap(self._data.copy(), self._device)
+
+    def detach(self):
+        """A tensor sharing this one's memory, cut from autograd history."""
+        return wrap(self._data, self._device)
+
+    def contiguous(self, memory_format=None):
+        """``self`` if already contiguous, else a contiguous copy."""
+        if self._data.flags.c_contiguous:
+            return self
+        xp = _backend.namespace(self._device)
+        with _backend.on(self._device):
+            return wrap(xp.ascontiguousarray(self._data), self._device)
+
+    def copy_(self, src, non_blocking=False):
+        """Copy ``src`` into ``self`` in place, across devices, broadcasting and casting; returns ``self``."""
+        if not isinstance(src, Tensor):
+            from .ops.creation import tensor as make_tensor
+
+            src = make_tensor(src)
+        _check_writable(self)
+        array = src._data
+        if src._device is not self._device:
+            array = _backend.move(array, src._device, self._device)
+        _check_broadcast_into(self, array.shape, "copy_")
+        with _backend.on(self._device):
+            _backend.namespace(self._device).copyto(self._data, array, casting="unsafe")
+        return self
+
+    # Legacy casts: x.float(), x.long(), ...
+    def float(self): return self.to(_dtypes.float32)
+    def double(self): return self.to(_dtypes.float64)
+    def half(self): return self.to(_dtypes.float16)
+    def bfloat16(self): return self.to(_dtypes.bfloat16)
+    def int(self): return self.to(_dtypes.int32)
+    def long(self): return self.to(_dtypes.int64)
+    def short(self): return self.to(_dtypes.int16)
+    def char(self): return self.to(_dtypes.int8)
+    def byte(self): return self.to(_dtypes.uint8)
+    def bool(self): return self.to(_dtypes.bool)
+    def cfloat(self): return self.to(_dtypes.complex64)
+    def cdouble(self): return self.to(_dtypes.complex128)
+
+    def new_tensor(self, data, dtype=None, device=None):
+        """A new tensor from ``data``, with this tensor's dtype and device unless given."""
+        from .ops.creation import tensor as make_tensor
+
+        return make_tensor(data, dtype=dtype or self.dtype, device=device or self._device)
+
+
+def _rebuild(array, device_text):
+    from .ops.creation import as_tensor
+
+    return as_tensor(array, device=device_text)
+
+
+def _normalize_dim(dim, ndim):
+    """``dim`` as a non-negative index; IndexError with the valid range, as PyTorch."""
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})"
+        )
+    return dim % bound if ndim else 0
+
+
+def _check_writable(tensor):
+    """Refuse in-place writes into tensors where several elements share one memory location (expand)."""
+    array = tensor._data
+    for size, stride in zip(array.shape, array.strides):
+        if stride == 0 and size > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                "location. Please clone() the tensor before performing the operation."
+            )
+
+
+def _check_broadcast_into(tensor, shape, op_name):
+    """The in-place rule: the other operand must broadcast to ``self``'s shape without changing it."""
+    target = tensor._data.shape
+    if shape == target:
+        return
+    try:
+        broadcast = numpy.broadcast_shapes(target, shape)
+    except ValueError:
+        broadcast = None
+    if broadcast != target:
+        raise RuntimeError(
+            f"{op_name}: output with shape {list(target)} doesn't match the broadcast shape "
+            f"{list(broadcast) if broadcast is not None else 'of ' + str(list(shape))}; an in-place operation "
+            "can't change the shape of self (use the out-of-place form)"
+        )
+
+
+def _parse_to_arguments(args, kwargs):
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    positional = list(args)
+    if positional and isinstance(positional[0], Tensor):
+        other = positional.pop(0)
+        device, dtype = other._device, other.dtype
+    elif positional and not isinstance(positional[0], (_dtypes.dtype, type)) and positional[0] is not None \
+            and not _looks_like_dtype(positional[0]):
+        device = positional.pop(0)
+    elif positional and positional[0] is None:
+        positional.pop(0)
+    if positional and (isinstance(positional[0], (_dtypes.dtype, type)) or _looks_like_dtype(positional[0])):
+        dtype = positional.pop(0)
+    if positional and isinstance(positional[0], type(True)):
+        non_blocking = positional.pop(0)
+    if positional and isinstance(positional[0], type(True)):
+        copy = positional.pop(0)
+    if positional:
+        raise TypeError(
+            f"to() received an invalid combination of arguments {args!r}; valid: to(device), to(dtype), to(other), "
+            "to(device, dtype, non_blocking=False, copy=False)"
+        )
+    return (None if device is None else as_device(device)), _dtypes.as_dtype(dtype), non_blocking, copy
+
+
+def _looks_like_dtype(value):
+    return isinstance(value, numpy.dtype) or (isinstance(value, str) and value.removeprefix("agnostic.")
+                                              .removeprefix("torch.") in _dtypes._BY_NAME)

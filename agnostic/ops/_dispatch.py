@@ -1,0 +1,120 @@
+"""The one dispatch point every op goes through: device checks, PyTorch type promotion, and the backend call."""
+
+import numpy
+
+from .. import _backend, _dtypes
+from .._device import CPU
+from .._tensor import Tensor, wrap
+
+_ndarray = numpy.ndarray
+
+
+def check_same_device(*tensors):
+    """The device shared by ``tensors``; a 0-dim CPU tensor combines with any device, as a scalar (PyTorch's rule).
+
+    Raises RuntimeError naming both devices otherwise.
+    """
+    device = None
+    for tensor in tensors:
+        candidate = tensor._device
+        if candidate is device:
+            continue
+        if device is None:
+            device = candidate
+        elif candidate is CPU and tensor._data.ndim == 0:
+            continue
+        elif device is CPU and _only_cpu_scalars_so_far(tensors, tensor):
+            device = candidate
+        else:
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but found {device} and {candidate}; "
+                f"move one with .to({str(device)!r}) or .to({str(candidate)!r})"
+            )
+    return device
+
+
+def _only_cpu_scalars_so_far(tensors, stop_at):
+    for tensor in tensors:
+        if tensor is stop_at:
+            return True
+        if tensor._device is CPU and tensor._data.ndim != 0:
+            return False
+    return True
+
+
+def result_dtype(*operands):
+    """The dtype PyTorch's promotion gives ``operands`` (Tensors and Python scalars): dimensioned tensors first,
+    then 0-dim tensors, then scalars, each lower tier counting only when its category is higher."""
+    dimensioned = zero_dim = scalars = None
+    promote = _dtypes._PROMOTION
+    for operand in operands:
+        if isinstance(operand, Tensor):
+            dt = operand.dtype
+            if operand._data.ndim:
+                dimensioned = dt if dimensioned is None else promote[(dimensioned, dt)]
+            else:
+                zero_dim = dt if zero_dim is None else promote[(zero_dim, dt)]
+        else:
+            dt = _dtypes.scalar_dtype(operand)
+            scalars = dt if scalars is None else promote[(scalars, dt)]
+    combine = _dtypes.combine_categories
+    return combine(dimensioned, combine(zero_dim, scalars))
+
+
+def as_operand(value, name="other"):
+    """A Tensor or Python scalar, refusing anything else with a clear TypeError."""
+    if isinstance(value, (Tensor, bool, int, float, complex)):
+        return value
+    if isinstance(value, numpy.generic):
+        return value.item()
+    raise TypeError(
+        f"{name} must be a Tensor or a Python number, got {type(value).__name__}; convert it with agnostic.tensor()"
+    )
+
+
+def operand_array(operand, dtype, device):
+    """The backend value of ``operand`` cast to ``dtype``, ready to combine on ``device``.
+
+    Scalars become 0-dim arrays of ``dtype`` (wrapping like a C cast, as PyTorch does) so the backend's own scalar
+    rules never decide the result type.
+    """
+    numpy_dtype = dtype.numpy_dtype
+    if isinstance(operand, Tensor):
+        array = operand._data
+        if operand._device is not device:
+            array = _backend.move(array, operand._device, device)
+        if array.dtype != numpy_dtype:
+            with _backend.on(device):
+                array = array.astype(numpy_dtype)
+        return array
+    if dtype.category == 1 and not _fits(operand, numpy_dtype):
+        return numpy.asarray(operand).astype(numpy_dtype)
+    return numpy_dtype.type(operand)
+
+
+def _fits(value, numpy_dtype):
+    info = numpy.iinfo(numpy_dtype)
+    return info.min <= value <= info.max
+
+
+def call(device, function, *args, **kwargs):
+    """Run a backend function with ``device`` current."""
+    if device is CPU:
+        return function(*args, **kwargs)
+    with _backend.on(device):
+        return function(*args, **kwargs)
+
+
+def finish(array, dtype, device):
+    """Wrap a backend result as a Tensor of ``dtype``, casting if the backend chose another type."""
+    if type(array) is not _ndarray and device is CPU:
+        array = numpy.asarray(array)
+    numpy_dtype = dtype.numpy_dtype
+    if array.dtype != numpy_dtype:
+        with _backend.on(device):
+            array = array.astype(numpy_dtype)
+    return wrap(array, device)
+
+
+def xp_of(device):
+    return _backend.namespace(device)

@@ -1,0 +1,226 @@
+"""Factory functions: tensor, as_tensor, from_numpy, zeros/ones/empty/full, arange, linspace, eye, and *_like."""
+
+import math
+
+import numpy
+
+from .. import _backend, _dtypes
+from .._device import CPU, as_device
+from .._tensor import Tensor, wrap
+
+
+def _target(device):
+    return _backend.resolve(as_device(device))
+
+
+def _sizes(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    try:
+        sizes = tuple(int(s.__index__()) for s in size)
+    except (AttributeError, TypeError):
+        raise TypeError(f"size must be a sequence of ints, got {size!r}") from None
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
+    return sizes
+
+
+def _infer_python_dtype(array):
+    kind = array.dtype.kind
+    if kind == "f":
+        return _dtypes.get_default_dtype()
+    if kind in "iu":
+        return _dtypes.int64
+    if kind == "b":
+        return _dtypes.bool
+    if kind == "c":
+        return _dtypes.get_default_dtype().to_complex()
+    raise TypeError(f"can't create a tensor from elements of type {array.dtype}; use numbers or bools")
+
+
+def _python_data_array(data):
+    if isinstance(data, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) for x in data):
+        data = [_python_data(x) for x in data]
+    try:
+        with numpy.errstate(all="ignore"):
+            array = numpy.asarray(data)
+    except ValueError as error:
+        raise ValueError(f"can't create a tensor from ragged nested sequences: every row at one depth must have "
+                         f"the same length ({error})") from None
+    except OverflowError:
+        raise RuntimeError("Overflow when unpacking long: an integer does not fit in int64") from None
+    if array.dtype == object:
+        raise TypeError(f"can't create a tensor from {type(data).__name__} of mixed or non-numeric objects")
+    return array
+
+
+def _python_data(value):
+    if isinstance(value, Tensor):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_python_data(x) for x in value]
+    return value
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of ``data`` (nested sequences, numbers, NumPy/CuPy arrays or tensors).
+
+    Python floats become the default dtype, ints int64, bools bool; arrays keep their dtype.
+    """
+    dtype = _dtypes.as_dtype(dtype)
+    if isinstance(data, Tensor):
+        return data.to(device=device or data.device, dtype=dtype, copy=True)
+    if _backend.is_backend_array(data):
+        source = _backend.device_of_array(data)
+        array_dtype = dtype or _dtypes.from_numpy_dtype(data.dtype)
+        target = _backend.resolve(as_device(device)) if device is not None else source
+        made = wrap(data, source)._converted(target, array_dtype, copy=True)
+        return made if made._data is not data else made.clone()
+    array = _python_data_array(data)
+    target_dtype = dtype or _infer_python_dtype(array)
+    array = array.astype(target_dtype.numpy_dtype)
+    device = _target(device)
+    return wrap(_backend.move(array, CPU, device), device)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor, sharing memory when it already is a tensor or array of the right dtype and device."""
+    dtype = _dtypes.as_dtype(dtype)
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    if _backend.is_backend_array(data):
+        source = _backend.device_of_array(data)
+        _dtypes.from_numpy_dtype(data.dtype)
+        target = source if device is None else _target(device)
+        return wrap(data, source)._converted(target, dtype, copy=False)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    """A CPU tensor sharing memory with a NumPy array: writes to either show in both."""
+    if not isinstance(ndarray, numpy.ndarray):
+        raise TypeError(f"from_numpy() expects a numpy.ndarray, got {type(ndarray).__name__}; "
+                        "use agnostic.as_tensor() for other data")
+    _dtypes.from_numpy_dtype(ndarray.dtype)
+    return wrap(ndarray, CPU)
+
+
+def _filled(size, dtype, device, make):
+    dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
+    device = _target(device)
+    xp = _backend.namespace(device)
+    with _backend.on(device):
+        return wrap(make(xp, _sizes(size), dtype.numpy_dtype), device)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A tensor of zeros (default dtype unless given)."""
+    return _filled(size, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt))
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A tensor of ones (default dtype unless given)."""
+    return _filled(size, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt))
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """An uninitialized tensor (default dtype unless given)."""
+    return _filled(size, dtype, device, lambda xp, shape, dt: xp.empty(shape, dt))
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64, default float) unless given."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    dtype = _dtypes.as_dtype(dtype) or _dtypes.scalar_dtype(fill_value)
+    value = _cast_scalar(fill_value, dtype)
+    return _filled(size, dtype, device, lambda xp, shape, dt: xp.full(shape, value, dt))
+
+
+def _cast_scalar(value, dtype):
+    with numpy.errstate(all="ignore"):
+        return numpy.asarray(value).astype(dtype.numpy_dtype)[()]
+
+
+def _like(input, dtype, device):
+    return (_dtypes.as_dtype(dtype) or input.dtype), (input.device if device is None else device)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Zeros with ``input``'s shape, dtype and device (unless given)."""
+    dtype, device = _like(input, dtype, device)
+    return zeros(input.shape, dtype=dtype, device=device)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Ones with ``input``'s shape, dtype and device (unless given)."""
+    dtype, device = _like(input, dtype, device)
+    return ones(input.shape, dtype=dtype, device=device)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Uninitialized, with ``input``'s shape, dtype and device (unless given)."""
+    dtype, device = _like(input, dtype, device)
+    return empty(input.shape, dtype=dtype, device=device)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """``fill_value`` everywhere, with ``input``'s shape, dtype and device (unless given)."""
+    dtype, device = _like(input, dtype, device)
+    return full(input.shape, fill_value, dtype=dtype, device=device)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` up to (not including) ``end`` by ``step``; int64 for integer arguments, else the
+    default float dtype. The length is ``ceil((end - start) / step)``, as in PyTorch."""
+    if end is None:
+        start, end = 0, start
+    bounds = [x.item() if isinstance(x, Tensor) else x for x in (start, end, step)]
+    start, end, step = bounds
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange(): upper bound and larger bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
+    integral = all(isinstance(x, int) for x in bounds)
+    dtype = _dtypes.as_dtype(dtype) or (_dtypes.int64 if integral else _dtypes.get_default_dtype())
+    length = max(math.ceil((end - start) / step), 0) if not integral else max(-((start - end) // step), 0)
+    device = _target(device)
+    xp = _backend.namespace(device)
+    with _backend.on(device):
+        if integral and dtype.category == 1:
+            values = xp.arange(start, start + length * step, step, dtype=numpy.int64)[:length]
+        else:
+            values = xp.arange(length, dtype=numpy.float64) * step + start
+        return wrap(values.astype(dtype.numpy_dtype, copy=False), device)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (default float dtype)."""
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
+    device = _target(device)
+    xp = _backend.namespace(device)
+    with _backend.on(device):
+        values = xp.linspace(start, end, steps, dtype=numpy.float64)
+        return wrap(values.astype(dtype.numpy_dtype, copy=False), device)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None):
+    """``base ** linspace(start, end, steps)``."""
+    exponents = linspace(start, end, steps, dtype=_dtypes.float64, device=device)
+    dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
+    return (base ** exponents).to(dtype)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """An ``n x m`` matrix with ones on the diagonal."""
+    dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
+    device = _target(device)
+    xp = _backend.namespace(device)
+    with _backend.on(device):
+        return wrap(xp.eye(n, n if m is None else m, dtype=dtype.numpy_dtype), device)

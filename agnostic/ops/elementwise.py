@@ -1,0 +1,565 @@
+"""Elementwise ops, generated from two tables (binary and unary), each with PyTorch's dtype rules.
+
+Same-device, same-dtype calls take a short path straight to the backend ufunc; everything else goes through
+``_dispatch`` (device check, promotion, casting). Results are identical either way.
+"""
+
+import numpy
+
+from .. import _backend, _dtypes
+from .._device import CPU
+from .._tensor import Tensor, _check_broadcast_into, _check_writable, wrap
+from ._dispatch import as_operand, call, check_same_device, finish, operand_array, result_dtype
+
+_ndarray = numpy.ndarray
+_BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
+
+
+def _floating_result(dtype):
+    """Integer and bool inputs compute in the default float dtype (``int / int`` is a float, as in PyTorch)."""
+    return _dtypes.get_default_dtype() if dtype.category < _FLOATING else dtype
+
+
+def _not_for(categories, message):
+    def check(name, dtype):
+        if dtype.category in categories:
+            raise RuntimeError(message.format(name=name, dtype=dtype))
+    return check
+
+
+_no_bool = _not_for((_BOOL,), '"{name}" is not implemented for {dtype}; convert the tensor with .int() or .float()')
+_no_complex = _not_for((_COMPLEX,), '"{name}" is not implemented for complex tensors ({dtype})')
+_no_bool_or_complex = _not_for((_BOOL, _COMPLEX), '"{name}" is not implemented for {dtype}')
+_integral_only = _not_for(
+    (_FLOATING, _COMPLEX), '"{name}" is only implemented for integer and bool tensors, got {dtype}'
+)
+
+
+def _no_bool_subtraction(name, dtype):
+    if dtype is _dtypes.bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def _no_bool_negation(name, dtype):
+    if dtype is _dtypes.bool:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+class _Op:
+    """One elementwise op: backend function name, dtype rule, and input check."""
+
+    def __init__(self, name, backend_name, kind, check=None, compose=None):
+        self.name = name
+        self.backend_name = backend_name
+        self.kind = kind  # "same": result in the promoted type; "float": ints become floats; "bool": bool result
+        self.check = check
+        self.compose = compose  # (xp, *arrays) -> array, for ops the backends lack
+        self.numpy_function = compose and (lambda *arrays: compose(numpy, *arrays)) or getattr(numpy, backend_name)
+        self._cupy_function = None
+        self.fast_dtypes = frozenset(
+            d.numpy_dtype for d in _dtypes.ALL_DTYPES if d is not _dtypes.bfloat16 and self._fast(d)
+        )
+
+    def _fast(self, dtype):
+        """Whether a same-dtype call needs no casting (the backend's result type already is PyTorch's)."""
+        try:
+            self.types(dtype)
+        except RuntimeError:
+            return False
+        return self.kind != "float" or dtype.category >= _FLOATING
+
+    def types(self, dtype):
+        """(compute dtype, result dtype) for inputs promoted to ``dtype``; raises for unsupported dtypes."""
+        if self.check is not None:
+            self.check(self.name, dtype)
+        if self.kind == "same":
+            return dtype, dtype
+        if self.kind == "float":
+            floating = _floating_result(dtype)
+            return floating, floating
+        if self.kind == "logical":
+            return _dtypes.bool, _dtypes.bool
+        return dtype, _dtypes.bool
+
+    def function(self, device):
+        if device is CPU:
+            return self.numpy_function
+        if self._cupy_function is None:
+            cupy = _backend.require_cupy()
+            compose = self.compose
+            self._cupy_function = (
+                (lambda *arrays: compose(cupy, *arrays)) if compose else getattr(cupy, self.backend_name)
+            )
+        return self._cupy_function
+
+
+# ----- binary ops ------------------------------------------------------------------------------------------------
+def _check_ordered(name, dtype):
+    if dtype.category == _COMPLEX:
+        raise RuntimeError(f'"{name}" is not supported for complex tensors: complex numbers have no order')
+
+
+_BINARY = {
+    "add": _Op("add", "add", "same"),
+    "sub": _Op("sub", "subtract", "same", _no_bool_subtraction),
+    "mul": _Op("mul", "multiply", "same"),
+    "div": _Op("div", "true_divide", "float"),
+    "floor_divide": _Op("floor_divide", "floor_divide", "same", _no_bool_or_complex),
+    "remainder": _Op("remainder", "remainder", "same", _no_bool_or_complex),
+    "fmod": _Op("fmod", "fmod", "same", _no_bool_or_complex),
+    "pow": _Op("pow", "power", "same", _no_bool),
+    "eq": _Op("eq", "equal", "bool"),
+    "ne": _Op("ne", "not_equal", "bool"),
+    "lt": _Op("lt", "less", "bool", _check_ordered),
+    "le": _Op("le", "less_equal", "bool", _check_ordered),
+    "gt": _Op("gt", "greater", "bool", _check_ordered),
+    "ge": _Op("ge", "greater_equal", "bool", _check_ordered),
+    "logical_and": _Op("logical_and", "logical_and", "logical"),
+    "logical_or": _Op("logical_or", "logical_or", "logical"),
+    "logical_xor": _Op("logical_xor", "logical_xor", "logical"),
+    "bitwise_and": _Op("bitwise_and", "bitwise_and", "same", _integral_only),
+    "bitwise_or": _Op("bitwise_or", "bitwise_or", "same", _integral_only),
+    "bitwise_xor": _Op("bitwise_xor", "bitwise_xor", "same", _integral_only),
+    "bitwise_left_shift": _Op("bitwise_left_shift", "left_shift", "same", _integral_only),
+    "bitwise_right_shift": _Op("bitwise_right_shift", "right_shift", "same", _integral_only),
+    "maximum": _Op("maximum", "maximum", "same", _check_ordered),
+    "minimum": _Op("minimum", "minimum", "same", _check_ordered),
+    "fmax": _Op("fmax", "fmax", "same", _check_ordered),
+    "fmin": _Op("fmin", "fmin", "same", _check_ordered),
+    "atan2": _Op("atan2", "arctan2", "float", _no_complex),
+    "hypot": _Op("hypot", "hypot", "float", _no_complex),
+    "copysign": _Op("copysign", "copysign", "float", _no_complex),
+}
+
+
+# Integer powers check for negative exponents first, so they never take the short path.
+_BINARY["pow"].fast_dtypes = frozenset(d for d in _BINARY["pow"].fast_dtypes if d.kind in "fc")
+
+
+def _binary(op, input, other):
+    if type(other) is Tensor and type(input) is Tensor:
+        device = input._device
+        if other._device is device:
+            a = input._data
+            b = other._data
+            if a.dtype is b.dtype and a.dtype in op.fast_dtypes:
+                if device is CPU:
+                    out = op.numpy_function(a, b)
+                    return wrap(out if type(out) is _ndarray else numpy.asarray(out), device)
+                with _backend.on(device):
+                    return wrap(op.function(device)(a, b), device)
+    return _binary_general(op, input, other)
+
+
+def _binary_general(op, input, other):
+    input = as_operand(input, "input")
+    other = as_operand(other, "other")
+    tensors = [x for x in (input, other) if isinstance(x, Tensor)]
+    if not tensors:
+        raise TypeError(f"{op.name}(): expected at least one Tensor argument, got two Python numbers")
+    device = check_same_device(*tensors)
+    compute, result = op.types(result_dtype(input, other))
+    if op is _BINARY["pow"]:
+        _check_integer_power(compute, other)
+    a = operand_array(input, compute, device)
+    b = operand_array(other, compute, device)
+    return finish(call(device, op.function(device), a, b), result, device)
+
+
+def _check_integer_power(dtype, exponent):
+    if dtype.category != _INTEGER:
+        return
+    negative = bool((exponent < 0).any()) if isinstance(exponent, Tensor) else exponent < 0
+    if negative:
+        raise RuntimeError("Integers to negative integer powers are not allowed; use a float base or exponent")
+
+
+def _binary_inplace(op, self, other):
+    _check_writable(self)
+    if type(other) is Tensor and other._device is self._device:
+        a = self._data
+        b = other._data
+        if a.dtype is b.dtype and a.dtype in op.fast_dtypes and op.kind in ("same", "float"):
+            _check_broadcast_into(self, b.shape, op.name + "_")
+            call(self._device, op.function(self._device), a, b, out=a)
+            return self
+    result = _binary_general(op, self, other)
+    return _write_result(self, result, op.name + "_")
+
+
+def _write_result(self, result, name):
+    """Store an out-of-place result into ``self`` after PyTorch's in-place checks (shape and castability)."""
+    if result._device is not self._device:
+        raise RuntimeError(
+            f"{name}: the result is on {result._device} but the output tensor is on {self._device}; "
+            "move the inputs to the output's device first"
+        )
+    _check_broadcast_into(self, result._data.shape, name)
+    check_can_cast(result.dtype, self.dtype, name)
+    with _backend.on(self._device):
+        _backend.namespace(self._device).copyto(self._data, result._data, casting="unsafe")
+    return self
+
+
+def check_can_cast(source, target, name):
+    """PyTorch's rule for writing results: no float -> integer, complex -> real, or non-bool -> bool."""
+    if source.category > target.category:
+        raise RuntimeError(
+            f"{name}: result type {source.name} can't be cast to the desired output type {target.name}; "
+            f"convert self first (e.g. self.to({source!r}))"
+        )
+
+
+def _make_binary(op):
+    def function(input, other, *, out=None):
+        result = _binary(op, input, other)
+        return _write_result(out, result, op.name) if out is not None else result
+
+    function.__name__ = op.name
+    function.__doc__ = f"Elementwise ``{op.name}`` with broadcasting and PyTorch's type promotion."
+    return function
+
+
+def _make_inplace(op):
+    def method(self, other):
+        return _binary_inplace(op, self, other)
+
+    method.__name__ = op.name + "_"
+    method.__doc__ = f"In-place ``{op.name}``; ``self`` keeps its shape and dtype."
+    return method
+
+
+binary_functions = {name: _make_binary(op) for name, op in _BINARY.items()}
+binary_inplace_methods = {name + "_": _make_inplace(op) for name, op in _BINARY.items()}
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other``, with broadcasting and PyTorch's type promotion."""
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return binary_functions["add"](input, other, out=out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return binary_functions["sub"](input, other, out=out)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division (``rounding_mode=None``), or ``"trunc"`` / ``"floor"`` rounding, as ``torch.div``."""
+    if rounding_mode is None:
+        return binary_functions["div"](input, other, out=out)
+    if rounding_mode == "floor":
+        return binary_functions["floor_divide"](input, other, out=out)
+    if rounding_mode == "trunc":
+        quotient = binary_functions["div"](input, other)
+        dtype = result_dtype(as_operand(input), as_operand(other))
+        result = trunc(quotient).to(dtype)
+        return _write_result(out, result, "div") if out is not None else result
+    raise ValueError(f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+
+
+mul = binary_functions["mul"]
+true_divide = divide = binary_functions["div"]
+multiply = mul
+subtract = sub
+floor_divide = binary_functions["floor_divide"]
+remainder = binary_functions["remainder"]
+fmod = binary_functions["fmod"]
+pow = binary_functions["pow"]
+eq, ne, lt, le, gt, ge = (binary_functions[n] for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+logical_and = binary_functions["logical_and"]
+logical_or = binary_functions["logical_or"]
+logical_xor = binary_functions["logical_xor"]
+bitwise_and = binary_functions["bitwise_and"]
+bitwise_or = binary_functions["bitwise_or"]
+bitwise_xor = binary_functions["bitwise_xor"]
+bitwise_left_shift = binary_functions["bitwise_left_shift"]
+bitwise_right_shift = binary_functions["bitwise_right_shift"]
+maximum = binary_functions["maximum"]
+minimum = binary_functions["minimum"]
+fmax = binary_functions["fmax"]
+fmin = binary_functions["fmin"]
+atan2 = arctan2 = binary_functions["atan2"]
+hypot = binary_functions["hypot"]
+copysign = binary_functions["copysign"]
+
+
+# ----- unary ops -------------------------------------------------------------------------------------------------
+def _sigmoid(xp, x):
+    return xp.reciprocal(1 + xp.exp(-x))
+
+
+def _rsqrt(xp, x):
+    return xp.reciprocal(xp.sqrt(x))
+
+
+def _reciprocal(xp, x):
+    return xp.reciprocal(x)
+
+
+def _relu(xp, x):
+    return xp.maximum(x, x.dtype.type(0))
+
+
+def _rounding(backend_name):
+    """Rounding keeps integer and bool tensors as they are (NumPy would turn them into float64)."""
+    def compose(xp, x):
+        return x.copy() if x.dtype.kind in "iub" else getattr(xp, backend_name)(x)
+    return compose
+
+
+def _frac(xp, x):
+    return x - xp.trunc(x)
+
+
+_UNARY = {op.name: op for op in (
+    _Op("neg", "negative", "same", _no_bool_negation),
+    _Op("abs", "absolute", "same", _no_bool),
+    _Op("sign", "sign", "same", _no_complex, compose=_rounding("sign")),
+    _Op("floor", "floor", "same", _no_complex, compose=_rounding("floor")),
+    _Op("ceil", "ceil", "same", _no_complex, compose=_rounding("ceil")),
+    _Op("trunc", "trunc", "same", _no_complex, compose=_rounding("trunc")),
+    _Op("round", "rint", "same", _no_complex, compose=_rounding("rint")),
+    _Op("frac", "frac", "same", _not_for((_BOOL, _INTEGER, _COMPLEX), '"frac" needs a floating tensor, got {dtype}'),
+        compose=_frac),
+    _Op("square", "square", "same", _no_bool),
+    _Op("relu", "relu", "same", _no_bool_or_complex, compose=_relu),
+    _Op("bitwise_not", "invert", "same", _integral_only),
+    _Op("logical_not", "logical_not", "logical"),
+    _Op("isnan", "isnan", "bool"),
+    _Op("isinf", "isinf", "bool"),
+    _Op("isfinite", "isfinite", "bool"),
+    _Op("sqrt", "sqrt", "float"),
+    _Op("rsqrt", "rsqrt", "float", compose=_rsqrt),
+    _Op("reciprocal", "reciprocal", "float", compose=_reciprocal),
+    _Op("exp", "exp", "float"),
+    _Op("exp2", "exp2", "float"),
+    _Op("expm1", "expm1", "float"),
+    _Op("log", "log", "float"),
+    _Op("log2", "log2", "float"),
+    _Op("log10", "log10", "float"),
+    _Op("log1p", "log1p", "float"),
+    _Op("sin", "sin", "float"),
+    _Op("cos", "cos", "float"),
+    _Op("tan", "tan", "float"),
+    _Op("asin", "arcsin", "float"),
+    _Op("acos", "arccos", "float"),
+    _Op("atan", "arctan", "float"),
+    _Op("sinh", "sinh", "float"),
+    _Op("cosh", "cosh", "float"),
+    _Op("tanh", "tanh", "float"),
+    _Op("asinh", "arcsinh", "float"),
+    _Op("acosh", "arccosh", "float"),
+    _Op("atanh", "arctanh", "float"),
+    _Op("sigmoid", "sigmoid", "float", compose=_sigmoid),
+)}
+
+
+def _unary(op, input):
+    if type(input) is not Tensor:
+        raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    a = input._data
+    device = input._device
+    if a.dtype in op.fast_dtypes:
+        if device is CPU:
+            out = op.numpy_function(a)
+            return wrap(out if type(out) is _ndarray else numpy.asarray(out), device)
+        with _backend.on(device):
+            return wrap(op.function(device)(a), device)
+    compute, result = op.types(input.dtype)
+    array = operand_array(input, compute, device)
+    return finish(call(device, op.function(device), array), result, device)
+
+
+def _make_unary(op):
+    def function(input, *, out=None):
+        result = _unary(op, input)
+        return _write_result(out, result, op.name) if out is not None else result
+
+    function.__name__ = op.name
+    function.__doc__ = f"Elementwise ``{op.name}``, with PyTorch's result dtype."
+    return function
+
+
+def _make_unary_inplace(op):
+    def method(self):
+        _check_writable(self)
+        return _write_result(self, _unary(op, self), op.name + "_")
+
+    method.__name__ = op.name + "_"
+    method.__doc__ = f"In-place ``{op.name}``."
+    return method
+
+
+unary_functions = {name: _make_unary(op) for name, op in _UNARY.items()}
+unary_inplace_methods = {name + "_": _make_unary_inplace(op) for name, op in _UNARY.items()
+                         if op.kind not in ("bool",)}
+globals().update(unary_functions)
+negative = unary_functions["neg"]
+absolute = unary_functions["abs"]
+arcsin, arccos, arctan = unary_functions["asin"], unary_functions["acos"], unary_functions["atan"]
+trunc = unary_functions["trunc"]
+round = unary_functions["round"]
+
+
+# ----- ops with extra arguments ----------------------------------------------------------------------------------
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` is true, else ``other`` (PyTorch's promotion between the two).
+
+    With only ``condition``, the indices of its nonzero elements, as ``torch.where(condition)``.
+    """
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor) or condition.dtype is not _dtypes.bool:
+        got = condition.dtype if isinstance(condition, Tensor) else type(condition).__name__
+        raise RuntimeError(f"where(): expected condition to be a bool tensor, got {got}; use condition.bool()")
+    input = as_operand(input, "input")
+    other = as_operand(other, "other")
+    device = check_same_device(*[x for x in (condition, input, other) if isinstance(x, Tensor)])
+    dtype = result_dtype(input, other)
+    xp = _backend.namespace(device)
+    a = operand_array(input, dtype, device)
+    b = operand_array(other, dtype, device)
+    return finish(call(device, xp.where, operand_array(condition, _dtypes.bool, device), a, b), dtype, device)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Limit ``input`` to ``[min, max]`` (scalars or tensors); the result dtype promotes over all three.
+
+    Where ``min > max`` every element becomes ``max``, and NaN stays NaN, as in PyTorch.
+    """
+    if min is None and max is None:
+        raise RuntimeError("clamp(): at least one of 'min' or 'max' must not be None")
+    result = input
+    if min is not None:
+        result = maximum(result, min) if isinstance(min, Tensor) else _clamp_scalar(result, min, maximum, input)
+    if max is not None:
+        result = minimum(result, max) if isinstance(max, Tensor) else _clamp_scalar(result, max, minimum, input)
+    if out is not None:
+        return _write_result(out, result, "clamp")
+    return result
+
+
+def _clamp_scalar(current, bound, combine, original):
+    _check_ordered("clamp", original.dtype)
+    return _binary(_BINARY[combine.__name__], current, bound)
+
+
+def clamp_(self, min=None, max=None):
+    """In-place ``clamp``."""
+    _check_writable(self)
+    return _write_result(self, clamp(self, min, max), "clamp_")
+
+
+clip = clamp
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``."""
+    return add(input, mul(sub(end, input), weight))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """Replace NaN and infinities with finite numbers (the dtype's extremes by default)."""
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    info = _dtypes.finfo(input.dtype)
+    xp = _backend.namespace(input._device)
+    result = call(input._device, xp.nan_to_num, input._data, nan=nan,
+                  posinf=info.max if posinf is None else posinf, neginf=info.min if neginf is None else neginf)
+    return finish(result, input.dtype, input._device)
+
+
+def softmax(input, dim, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (the maximum is subtracted first)."""
+    shifted, xp = _shifted_for_softmax(input, dim, dtype)
+    with _backend.on(input._device):
+        exponentials = xp.exp(shifted)
+        result = exponentials / exponentials.sum(axis=dim, keepdims=True)
+    return finish(result, _softmax_dtype(input, dtype), input._device)
+
+
+def log_softmax(input, dim, dtype=None):
+    """``log(softmax(x))`` along ``dim``, computed without forming the softmax."""
+    shifted, xp = _shifted_for_softmax(input, dim, dtype)
+    with _backend.on(input._device):
+        result = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+    return finish(result, _softmax_dtype(input, dtype), input._device)
+
+
+def _softmax_dtype(input, dtype):
+    dtype = _dtypes.as_dtype(dtype) or input.dtype
+    if dtype.category < _FLOATING:
+        raise RuntimeError(f"softmax(): not implemented for {dtype}; convert the input with .float()")
+    return dtype
+
+
+def _shifted_for_softmax(input, dim, dtype):
+    from .._tensor import _normalize_dim
+
+    target = _softmax_dtype(input, dtype)
+    dim = _normalize_dim(dim, input._data.ndim)
+    xp = _backend.namespace(input._device)
+    array = operand_array(input, target, input._device)
+    compute = array.astype(numpy.float32) if target is _dtypes.float16 else array
+    with _backend.on(input._device):
+        if compute.ndim == 0:
+            return compute - compute, xp
+        return compute - compute.max(axis=dim, keepdims=True), xp
+
+
+__all__ = sorted(
+    set(binary_functions) | set(unary_functions) | {
+        "add", "sub", "div", "mul", "true_divide", "divide", "multiply", "subtract", "negative", "absolute",
+        "arcsin", "arccos", "arctan", "arctan2", "greater", "greater_equal", "less", "less_equal", "not_equal",
+        "where", "clamp", "clip", "lerp", "nan_to_num", "softmax", "log_softmax",
+    }
+)
+
+
+# ----- operators ---------------------------------------------------------------------------------------------------
+_NUMBERS = (bool, int, float, complex)
+
+
+def coerce_operand(other):
+    """``other`` as an operand for a Tensor operator, or None when Python should try the other side."""
+    if isinstance(other, _NUMBERS) or type(other) is Tensor:
+        return other
+    if isinstance(other, numpy.generic):
+        return other.item()
+    if isinstance(other, numpy.ndarray) or _backend.is_backend_array(other):
+        from .creation import as_tensor
+
+        return as_tensor(other)
+    return None
+
+
+def make_operator(name, reflected=False):
+    """The ``__add__``-style method for a binary op (``__radd__`` when ``reflected``)."""
+    op = _BINARY[name]
+
+    if reflected:
+        def method(self, other):
+            other = coerce_operand(other)
+            return NotImplemented if other is None else _binary(op, other, self)
+    else:
+        def method(self, other):
+            if type(other) is not Tensor:
+                other = coerce_operand(other)
+                if other is None:
+                    return NotImplemented
+            return _binary(op, self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return method

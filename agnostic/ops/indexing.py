@@ -1,0 +1,321 @@
+"""Indexing: ``t[key]`` and ``t[key] = value`` with PyTorch's rules, plus gather/scatter/index_select/masked ops.
+
+Index bounds are checked here, so an out-of-range index is an IndexError on every device (CuPy would wrap it
+around silently):
+
+    >>> cupy.arange(3)[cupy.array([5])]     # array([2]): wrapped
+    >>> agnostic.arange(3, device="cuda")[agnostic.tensor([5])]   # IndexError, as on the CPU
+"""
+
+import numpy
+
+from .. import _backend, _dtypes
+from .._tensor import Tensor, _check_broadcast_into, _check_writable, _normalize_dim, wrap
+from ._dispatch import call, check_same_device, finish, operand_array
+
+_INTEGER_KINDS = "iu"
+
+
+def _index_array(value, device):
+    """A Tensor, list or NumPy array used as an index, as a backend array on ``device``."""
+    if isinstance(value, Tensor):
+        array = value._data
+        if value._device is not device:
+            array = _backend.move(array, value._device, device)
+        return array
+    array = numpy.asarray(value)
+    if array.dtype.kind == "f" and array.size == 0:
+        array = array.astype(numpy.int64)
+    if array.dtype.kind not in "iub":
+        raise IndexError(
+            f"tensors used as indices must be long, int, byte or bool tensors, got {array.dtype}; "
+            "convert the index with .long()"
+        )
+    return array if device.type == "cpu" else _backend.move(array, _backend.CPU, device)
+
+
+def _normalize_key(tensor, key):
+    """The key as a backend index tuple, checked against the tensor's shape (bounds, mask shapes, slice steps)."""
+    items = key if isinstance(key, tuple) else (key,)
+    device = tensor._device
+    shape = tensor._data.shape
+    consuming = sum(_dims_consumed(item) for item in items)
+    if consuming > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    converted = []
+    dim = 0
+    for item in items:
+        if item is None:
+            converted.append(None)
+        elif item is Ellipsis:
+            converted.append(Ellipsis)
+            dim += len(shape) - consuming
+        elif isinstance(item, slice):
+            if item.step is not None and _as_int(item.step) <= 0:
+                raise ValueError("step must be greater than zero")
+            converted.append(item)
+            dim += 1
+        elif isinstance(item, (Tensor, list, numpy.ndarray)):
+            array = _index_array(item, device)
+            if array.dtype.kind == "b":
+                _check_mask(array.shape, shape[dim:dim + array.ndim], dim)
+                dim += array.ndim
+            else:
+                _check_bounds(array, shape[dim], dim)
+                dim += 1
+            converted.append(array)
+        elif isinstance(item, (bool, numpy.bool_)):
+            converted.append(item)
+        else:
+            index = _as_int(item)
+            size = shape[dim]
+            if not -size <= index < size:
+                raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+            converted.append(index)
+            dim += 1
+    if Ellipsis not in converted:
+        converted.append(Ellipsis)  # keeps NumPy from returning a scalar: t[0] stays a 0-dim view
+    return tuple(converted)
+
+
+def _dims_consumed(item):
+    if item is None or item is Ellipsis or isinstance(item, (bool, numpy.bool_)):
+        return 0
+    if isinstance(item, Tensor) and item.dtype is _dtypes.bool:
+        return item._data.ndim
+    if isinstance(item, (list, numpy.ndarray)):
+        array = numpy.asarray(item)
+        return array.ndim if array.dtype.kind == "b" else 1
+    return 1
+
+
+def _as_int(value):
+    try:
+        return value.__index__()
+    except (AttributeError, TypeError):
+        raise IndexError(
+            f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors are valid indices "
+            f"(got {type(value).__name__})"
+        ) from None
+
+
+def _check_mask(mask_shape, indexed_shape, dim):
+    for offset, (mask_size, size) in enumerate(zip(mask_shape, indexed_shape)):
+        if mask_size != size:
+            raise IndexError(
+                f"The shape of the mask {list(mask_shape)} at index {offset} does not match the shape of the indexed "
+                f"tensor {list(indexed_shape)} at index {dim + offset}"
+            )
+    if len(indexed_shape) < len(mask_shape):
+        raise IndexError("too many indices for tensor: the boolean mask has more dimensions than remain")
+
+
+def _check_bounds(array, size, dim):
+    if array.size == 0:
+        return
+    low, high = int(array.min()), int(array.max())
+    bad = high if high >= size else low if low < -size else None
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def getitem(tensor, key):
+    """``tensor[key]``: basic indexing gives a view, advanced indexing (tensors, lists, masks) a copy."""
+    if type(key) is int and tensor._data.ndim:
+        size = tensor._data.shape[0]
+        if not -size <= key < size:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size {size}")
+        return wrap(tensor._data[key, ...], tensor._device)
+    index = _normalize_key(tensor, key)
+    return wrap(call(tensor._device, tensor._data.__getitem__, index), tensor._device)
+
+
+def setitem(tensor, key, value):
+    """``tensor[key] = value``: the value is broadcast to the selection and cast to the tensor's dtype."""
+    _check_writable(tensor)
+    index = _normalize_key(tensor, key)
+    device = tensor._device
+    if isinstance(value, Tensor):
+        check_same_device(tensor, value)
+        array = operand_array(value, tensor.dtype, device)
+    elif isinstance(value, (bool, int, float, complex, numpy.generic)):
+        array = operand_array(value if not isinstance(value, numpy.generic) else value.item(), tensor.dtype, device)
+    else:
+        from .creation import tensor as make_tensor
+
+        array = operand_array(make_tensor(value, device=device), tensor.dtype, device)
+    with _backend.on(device):
+        tensor._data[index] = array
+
+
+def _along_dim_index(xp, index, dim):
+    """An advanced-index tuple selecting ``index[i][j]...`` along ``dim`` and the positions elsewhere."""
+    grids = []
+    for axis, size in enumerate(index.shape):
+        if axis == dim:
+            grids.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[axis] = size
+            grids.append(xp.arange(size).reshape(shape))
+    return tuple(grids)
+
+
+def _check_index_tensor(name, input, dim, index):
+    if not isinstance(index, Tensor) or index.dtype is not _dtypes.int64:
+        got = index.dtype if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {got}; convert it with .long()")
+    check_same_device(input, index)
+    ndim = input._data.ndim
+    if index._data.ndim != ndim and not (ndim == 0 and index._data.ndim <= 1):
+        raise RuntimeError(f"{name}(): Index tensor must have the same number of dimensions as input tensor")
+    dim = _normalize_dim(dim, ndim)
+    for axis, (size, limit) in enumerate(zip(index._data.shape, input._data.shape)):
+        if axis != dim and size > limit:
+            raise RuntimeError(
+                f"{name}(): Size does not match at dimension {axis} expected index {list(index.shape)} to be "
+                f"smaller than self {list(input.shape)} apart from dimension {dim}"
+            )
+    if ndim:
+        _check_bounds(index._data, input._data.shape[dim], dim)
+    return dim
+
+
+def gather(input, dim, index):
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
+    dim = _check_index_tensor("gather", input, dim, index)
+    if input._data.ndim == 0:
+        return input.clone().reshape(index._data.shape)
+    xp = _backend.namespace(input._device)
+    with _backend.on(input._device):
+        return wrap(input._data[_along_dim_index(xp, index._data, dim)], input._device)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """A copy of ``input`` with ``src`` (a tensor or scalar) written at ``index`` along ``dim``."""
+    return scatter_(input.clone(), dim, index, src, value=value, reduce=reduce)
+
+
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """In-place ``scatter``: ``self[index[i][j]][j] = src[i][j]`` for ``dim=0``; ``reduce`` 'add' or 'multiply'."""
+    _check_writable(self)
+    source = value if src is None else src
+    dim = _check_index_tensor("scatter", self, dim, index)
+    device = self._device
+    xp = _backend.namespace(device)
+    if isinstance(source, Tensor):
+        check_same_device(self, source)
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({self.dtype} vs "
+                               f"{source.dtype}); convert src with .to(self.dtype)")
+        values = source._data[tuple(slice(0, n) for n in index._data.shape)]
+    else:
+        values = operand_array(source, self.dtype, device)
+    with _backend.on(device):
+        positions = _along_dim_index(xp, index._data, dim)
+        if reduce is None:
+            self._data[positions] = values
+        elif reduce in ("add", "sum"):
+            _scatter_add_at(xp, self._data, positions, xp.broadcast_to(xp.asarray(values), index._data.shape))
+        elif reduce in ("multiply", "prod"):
+            _scatter_multiply_at(xp, self._data, positions, xp.broadcast_to(xp.asarray(values), index._data.shape))
+        else:
+            raise RuntimeError(f"scatter(): reduce argument must be 'add' or 'multiply', got {reduce!r}")
+    return self
+
+
+def scatter_add(input, dim, index, src):
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
+    return scatter_add_(input.clone(), dim, index, src)
+
+
+def scatter_add_(self, dim, index, src):
+    """In-place ``scatter_add``."""
+    return scatter_(self, dim, index, src, reduce="add")
+
+
+def _scatter_add_at(xp, target, positions, values):
+    if xp is numpy:
+        numpy.add.at(target, positions, values)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(target, positions, values)
+
+
+def _scatter_multiply_at(xp, target, positions, values):
+    if xp is numpy:
+        numpy.multiply.at(target, positions, values)
+    else:
+        # No multiplicative scatter in CuPy: accumulate logarithms would lose signs, so go through the host.
+        host = target.get()
+        numpy.multiply.at(host, tuple(p.get() for p in positions), values.get())
+        target.set(host)
+
+
+def index_select(input, dim, index):
+    """The entries of ``input`` at the 1-D ``index`` along ``dim`` (a copy)."""
+    if not isinstance(index, Tensor) or index.dtype.category != 1 or index._data.ndim > 1:
+        raise IndexError("index_select(): index must be a 1-D integer tensor (int64 or int32)")
+    check_same_device(input, index)
+    array = input._data
+    axis = _normalize_dim(dim, array.ndim)
+    if array.ndim == 0:
+        _check_bounds(index._data, 1, 0)
+        return input.clone().reshape(index._data.shape)
+    _check_bounds(index._data, array.shape[axis], axis)
+    xp = _backend.namespace(input._device)
+    return wrap(call(input._device, xp.take, array, index._data.reshape(-1), axis=axis), input._device)
+
+
+def masked_fill(input, mask, value):
+    """A copy of ``input`` with ``value`` where the bool ``mask`` (broadcast to ``input``) is true."""
+    return masked_fill_(input.clone(), mask, value)
+
+
+def masked_fill_(self, mask, value):
+    """In-place ``masked_fill``; ``self`` keeps its dtype and shape."""
+    _check_writable(self)
+    if not isinstance(mask, Tensor) or mask.dtype is not _dtypes.bool:
+        raise RuntimeError("masked_fill_(): expected the mask to be a bool tensor; use mask.bool()")
+    check_same_device(self, mask)
+    _check_broadcast_into(self, mask._data.shape, "masked_fill_")
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got a tensor with "
+                               f"{value._data.ndim} dimension(s)")
+        value = value.item()
+    fill = operand_array(value, self.dtype, self._device)
+    xp = _backend.namespace(self._device)
+    with _backend.on(self._device):
+        xp.copyto(self._data, fill, where=operand_array(mask, _dtypes.bool, self._device))
+    return self
+
+
+def masked_select(input, mask):
+    """The elements of ``input`` where ``mask`` is true, as a 1-D tensor."""
+    check_same_device(input, mask)
+    xp = _backend.namespace(input._device)
+    with _backend.on(input._device):
+        data, select = xp.broadcast_arrays(input._data, mask._data)
+        return wrap(data[select], input._device)
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of nonzero elements: an ``(n, ndim)`` int64 tensor, or a tuple of 1-D tensors with ``as_tuple``."""
+    xp = _backend.namespace(input._device)
+    array = input._data if input._data.ndim else input._data.reshape(1)
+    with _backend.on(input._device):
+        found = xp.nonzero(array)
+        if as_tuple:
+            return tuple(finish(a, _dtypes.int64, input._device) for a in found)
+        stacked = xp.stack(found, axis=1) if found else xp.zeros((0, 0), numpy.int64)
+    return finish(stacked, _dtypes.int64, input._device)
+
+
+def take(input, index):
+    """Elements of the flattened ``input`` at ``index`` (result has ``index``'s shape)."""
+    check_same_device(input, index)
+    _check_bounds(index._data, input._data.size, 0)
+    xp = _backend.namespace(input._device)
+    return wrap(call(input._device, xp.take, input._data.reshape(-1), index._data), input._device)

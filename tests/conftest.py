@@ -1,0 +1,38 @@
+"""Shared fixtures: a ``device`` fixture over every available device, and Hypothesis profiles."""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import agnostic
+
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, derandomize=True, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.register_profile("gpu", max_examples=60, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def available_devices():
+    """``cpu`` plus every visible CUDA device."""
+    return ["cpu"] + [f"cuda:{i}" for i in range(agnostic.cuda.device_count())]
+
+
+DEVICES = available_devices()
+CUDA_DEVICES = DEVICES[1:]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """Each available device in turn (cpu always; each CUDA device when present)."""
+    return agnostic.device(request.param)
+
+
+@pytest.fixture(params=CUDA_DEVICES or [pytest.param(None, marks=pytest.mark.skip(reason="no CUDA device"))])
+def cuda_device(request):
+    """Each CUDA device; the test is skipped on machines without one."""
+    return agnostic.device(request.param)
