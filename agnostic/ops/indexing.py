@@ -73,7 +73,7 @@ def _normalize_key(tensor, key):
                 raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
             converted.append(index)
             dim += 1
-    if Ellipsis not in converted:
+    if not any(item is Ellipsis for item in converted):
         converted.append(Ellipsis)  # keeps NumPy from returning a scalar: t[0] stays a 0-dim view
     return tuple(converted)
 

@@ -3,6 +3,7 @@
 Half-precision inputs accumulate in float32, as PyTorch does, so CPU and CUDA agree.
 """
 
+import builtins
 import math
 from collections import namedtuple
 
@@ -99,7 +100,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
             array.shape[a] for a in (axes if isinstance(axes, tuple) else (axes,)))
         deviations = array - array.mean(axis=axes, keepdims=True)
         squared = (deviations * deviations.conj()).real if result.is_complex else deviations * deviations
-        out = squared.sum(axis=axes, keepdims=keepdim) / max(count - correction, 0)
+        out = squared.sum(axis=axes, keepdims=keepdim) / builtins.max(count - correction, 0)
     return finish(out, result.to_real(), device)
 
 
