@@ -3,7 +3,12 @@
 Importing agnostic never imports CuPy or touches a GPU; CUDA starts on first use.
 """
 
-from . import _dtypes
+import warnings as _warnings
+
+# PyTorch computes 1/0, log(-1) and overflow silently (inf/nan); NumPy warns. Silence those warnings only where
+# agnostic's own modules issue them, at no per-op cost.
+_warnings.filterwarnings("ignore", r"(divide by zero|invalid value|overflow) encountered", RuntimeWarning,
+                         r"agnostic\.")
 from ._device import Device, device, get_default_device, set_default_device
 from ._dtypes import (
     bfloat16, bool, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,

@@ -29,6 +29,7 @@ class Tensor:
     PyTorch's legacy CPU constructor: a float tensor from a sequence, or an uninitialized one from sizes.
     """
 
+    __slots__ = ("_data", "_device", "__dict__", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators: numpy_array + tensor -> Tensor.__radd__
 
     def __init__(self, *args, device=None):

@@ -23,7 +23,8 @@ def _floating_result(dtype):
 def _not_for(categories, message):
     def check(name, dtype):
         if dtype.category in categories:
-            raise RuntimeError(message.format(name=name, dtype=dtype))
+            # NotImplementedError is a RuntimeError, and what PyTorch raises for unsupported dtypes.
+            raise NotImplementedError(message.format(name=name, dtype=dtype))
     return check
 
 
@@ -138,23 +139,48 @@ _BINARY = {
 }
 
 
-# Integer powers check for negative exponents first, so they never take the short path.
-_BINARY["pow"].fast_dtypes = frozenset(d for d in _BINARY["pow"].fast_dtypes if d.kind in "fc")
+# Integer powers and divisions check their right operand first, so they never take the short path.
+for _name in ("pow", "floor_divide", "remainder", "fmod"):
+    _BINARY[_name].fast_dtypes = frozenset(d for d in _BINARY[_name].fast_dtypes if d.kind in "fc")
+
+
+_new_tensor = object.__new__
+_SCALARS_FOR_FLOATS = (float, int)
 
 
 def _binary(op, input, other):
-    if type(other) is Tensor and type(input) is Tensor:
+    # Short path: nothing to promote or move, so the backend's ufunc result already is PyTorch's.
+    if type(input) is Tensor:
         device = input._device
-        if other._device is device:
-            a = input._data
-            b = other._data
-            if a.dtype is b.dtype and a.dtype in op.fast_dtypes:
-                if device is CPU:
-                    out = op.numpy_function(a, b)
-                    return wrap(out if type(out) is _ndarray else numpy.asarray(out), device)
-                with _backend.on(device):
-                    return wrap(op.function(device)(a, b), device)
+        a = input._data
+        if type(other) is Tensor:
+            if other._device is device:
+                b = other._data
+                if a.dtype is b.dtype and a.dtype in op.fast_dtypes:
+                    return _fast_result(op, device, a, b)
+        elif type(other) in _SCALARS_FOR_FLOATS and a.dtype.kind in "fc" and a.dtype in op.fast_dtypes:
+            return _fast_result(op, device, a, other)
+    elif type(input) in _SCALARS_FOR_FLOATS and type(other) is Tensor:
+        b = other._data
+        if b.dtype.kind in "fc" and b.dtype in op.fast_dtypes:
+            return _fast_result(op, other._device, input, b)
     return _binary_general(op, input, other)
+
+
+def _fast_result(op, device, a, b):
+    tensor = _new_tensor(Tensor)
+    tensor._device = device
+    if device is CPU:
+        out = op.numpy_function(a, b)
+        tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
+        return tensor
+    with _backend.on(device):
+        out = op.function(device)(a, b)
+        expected = a.dtype if hasattr(a, "dtype") else b.dtype
+        if op.kind != "bool" and op.kind != "logical" and out.dtype != expected:
+            out = out.astype(expected)  # a CuPy without NumPy 2's weak-scalar rule
+    tensor._data = out
+    return tensor
 
 
 def _binary_general(op, input, other):
@@ -164,12 +190,28 @@ def _binary_general(op, input, other):
     if not tensors:
         raise TypeError(f"{op.name}(): expected at least one Tensor argument, got two Python numbers")
     device = check_same_device(*tensors)
+    if op.name == "sub" and any(t.dtype is _dtypes.bool for t in tensors):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     compute, result = op.types(result_dtype(input, other))
-    if op is _BINARY["pow"]:
+    if op.name == "pow":
         _check_integer_power(compute, other)
+    elif op.name in _INTEGER_DIVISIONS and compute.category == _INTEGER:
+        _check_integer_divisor(other)
     a = operand_array(input, compute, device)
     b = operand_array(other, compute, device)
     return finish(call(device, op.function(device), a, b), result, device)
+
+
+_INTEGER_DIVISIONS = ("floor_divide", "remainder", "fmod")
+
+
+def _check_integer_divisor(divisor):
+    zero = bool((divisor == 0).any()) if isinstance(divisor, Tensor) else divisor == 0
+    if zero:
+        raise ZeroDivisionError("integer division by zero; divide floating-point tensors to get inf/nan instead")
 
 
 def _check_integer_power(dtype, exponent):
@@ -260,8 +302,10 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode == "floor":
         return binary_functions["floor_divide"](input, other, out=out)
     if rounding_mode == "trunc":
-        quotient = binary_functions["div"](input, other)
         dtype = result_dtype(as_operand(input), as_operand(other))
+        if dtype.category <= _INTEGER:
+            _check_integer_divisor(other)
+        quotient = binary_functions["div"](input, other)
         result = trunc(quotient).to(dtype)
         return _write_result(out, result, "div") if out is not None else result
     raise ValueError(f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
@@ -318,6 +362,10 @@ def _rounding(backend_name):
     return compose
 
 
+def _sign(xp, x):
+    return x.copy() if x.dtype.kind == "b" else xp.sign(x)
+
+
 def _frac(xp, x):
     return x - xp.trunc(x)
 
@@ -325,7 +373,7 @@ def _frac(xp, x):
 _UNARY = {op.name: op for op in (
     _Op("neg", "negative", "same", _no_bool_negation),
     _Op("abs", "absolute", "same", _no_bool),
-    _Op("sign", "sign", "same", _no_complex, compose=_rounding("sign")),
+    _Op("sign", "sign", "same", _no_complex, compose=_sign),
     _Op("floor", "floor", "same", _no_complex, compose=_rounding("floor")),
     _Op("ceil", "ceil", "same", _no_complex, compose=_rounding("ceil")),
     _Op("trunc", "trunc", "same", _no_complex, compose=_rounding("trunc")),
@@ -555,8 +603,30 @@ def make_operator(name, reflected=False):
             other = coerce_operand(other)
             return NotImplemented if other is None else _binary(op, other, self)
     else:
+        fast_dtypes, numpy_function = op.fast_dtypes, op.numpy_function
+
         def method(self, other):
-            if type(other) is not Tensor:
+            # The CPU short path of _binary, inlined: this is the per-op overhead users feel most.
+            if type(other) is Tensor:
+                device = self._device
+                if other._device is device and device is CPU:
+                    a = self._data
+                    b = other._data
+                    if a.dtype is b.dtype and a.dtype in fast_dtypes:
+                        out = numpy_function(a, b)
+                        tensor = _new_tensor(Tensor)
+                        tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
+                        tensor._device = device
+                        return tensor
+            elif type(other) in _SCALARS_FOR_FLOATS:
+                a = self._data
+                if self._device is CPU and a.dtype.kind in "fc" and a.dtype in fast_dtypes:
+                    out = numpy_function(a, other)
+                    tensor = _new_tensor(Tensor)
+                    tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
+                    tensor._device = CPU
+                    return tensor
+            else:
                 other = coerce_operand(other)
                 if other is None:
                     return NotImplemented

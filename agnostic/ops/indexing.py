@@ -121,6 +121,8 @@ def _check_bounds(array, size, dim):
 
 def getitem(tensor, key):
     """``tensor[key]``: basic indexing gives a view, advanced indexing (tensors, lists, masks) a copy."""
+    if type(key) is slice and (key.step is None or type(key.step) is int and key.step > 0) and tensor._data.ndim:
+        return wrap(tensor._data[key], tensor._device)
     if type(key) is int and tensor._data.ndim:
         size = tensor._data.shape[0]
         if not -size <= key < size:

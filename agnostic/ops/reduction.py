@@ -10,6 +10,7 @@ from collections import namedtuple
 import numpy
 
 from .. import _backend, _dtypes
+from .._device import CPU
 from .._tensor import Tensor, _normalize_dim, wrap
 from ._dispatch import call, finish, operand_array
 from .elementwise import maximum, minimum
@@ -47,9 +48,24 @@ def _accumulating(name, input, dim, keepdim, dtype, backend_name):
     return finish(out, result, input._device)
 
 
+_KEEPS_DTYPE = frozenset(numpy.dtype(n) for n in ("float32", "float64", "complex64", "complex128", "int64"))
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (all elements by default); integer and bool inputs sum as int64."""
+    if dim is None and dtype is None and type(input) is Tensor and input._data.dtype in _KEEPS_DTYPE:
+        return _whole_reduction(input, "sum", keepdim)
     return _accumulating("sum", input, dim, keepdim, dtype, "sum")
+
+
+def _whole_reduction(input, method_name, keepdim):
+    """Short path for reducing every element when the backend's result dtype already is PyTorch's."""
+    device = input._device
+    array = input._data
+    if device is CPU:
+        return wrap(numpy.asarray(getattr(array, method_name)(keepdims=keepdim)), CPU)
+    with _backend.on(device):
+        return wrap(getattr(array, method_name)(keepdims=keepdim), device)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -118,11 +134,13 @@ def _ordered_input(name, input):
 
 
 def _check_nonempty(name, input, dim):
-    if input._data.size == 0 and (dim is None or input._data.shape[_normalize_dim(dim, input._data.ndim)] == 0):
-        raise IndexError(
-            f"{name}(): Expected reduction dim to be specified for input.numel() == 0, or the reduced dimension "
-            "is empty; there is nothing to reduce"
-        )
+    if input._data.size == 0:
+        if dim is None:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        axis = _normalize_dim(dim, input._data.ndim)
+        if input._data.shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
 
 
 def _extreme(name, backend_name, arg_name, elementwise, input, dim, keepdim):
@@ -134,7 +152,7 @@ def _extreme(name, backend_name, arg_name, elementwise, input, dim, keepdim):
     xp = _backend.namespace(device)
     array = input._data
     if dim is None:
-        return finish(call(device, getattr(xp, backend_name), array), input.dtype, device)
+        return _whole_reduction(input, backend_name, False)
     axis = _normalize_dim(dim, array.ndim)
     if array.ndim == 0:
         return values_indices(input.clone(), finish(call(device, xp.zeros, (), numpy.int64), _dtypes.int64, device))

@@ -37,6 +37,13 @@ def _infer_shape(shape, numel, name):
 
 def reshape(input, *shape):
     """The same elements in a new shape: a view when the layout allows, a copy otherwise."""
+    if len(shape) == 1 and type(shape[0]) in (tuple, list, Size):
+        shape = shape[0]
+    if all(type(s) is int and s >= -1 for s in shape) and shape.count(-1) <= 1:
+        try:
+            return wrap(call(input._device, input._data.reshape, shape), input._device)
+        except ValueError:
+            pass  # explained below with PyTorch's message
     shape = _infer_shape(_sizes(shape), input._data.size, "reshape")
     return wrap(call(input._device, input._data.reshape, shape), input._device)
 
