@@ -103,7 +103,7 @@ class _Op:
 # ----- binary ops ------------------------------------------------------------------------------------------------
 def _check_ordered(name, dtype):
     if dtype.category == _COMPLEX:
-        raise RuntimeError(f'"{name}" is not supported for complex tensors: complex numbers have no order')
+        raise NotImplementedError(f'"{name}" is not supported for complex tensors: complex numbers have no order')
 
 
 _BINARY = {

@@ -18,7 +18,17 @@ from .elementwise import maximum, minimum
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 _HALF = (_dtypes.float16, _dtypes.bfloat16)
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _return_type(name):
+    """A (values, indices) named tuple printed as PyTorch's ``torch.return_types.<name>``."""
+    base = namedtuple(name, ["values", "indices"])
+    base.__repr__ = lambda self: (f"agnostic.return_types.{name}(\nvalues={self.values!r},\n"
+                                  f"indices={self.indices!r})")
+    return base
+
+
+max_result, min_result = _return_type("max"), _return_type("min")
 
 
 def _axes(dim, ndim):
@@ -144,6 +154,7 @@ def _check_nonempty(name, input, dim):
 
 
 def _extreme(name, backend_name, arg_name, elementwise, input, dim, keepdim):
+    values_indices = max_result if name == "max" else min_result
     if isinstance(dim, Tensor):
         return elementwise(input, dim)
     _ordered_input(name, input)

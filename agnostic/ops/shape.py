@@ -371,9 +371,9 @@ def _dims_list(dims, ndim, name):
     return axes
 
 
-def flip(input, dims):
-    """A copy with the order of elements reversed along ``dims``."""
-    axes = _dims_list(dims, input._data.ndim, "flip")
+def flip(input, *dims):
+    """A copy with the order of elements reversed along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``)."""
+    axes = _dims_list(dims[0] if len(dims) == 1 else dims, input._data.ndim, "flip")
     xp = _backend.namespace(input._device)
     with _backend.on(input._device):
         return wrap(xp.flip(input._data, axes).copy() if axes else input._data.copy(), input._device)
@@ -434,12 +434,16 @@ def repeat_interleave(input, repeats, dim=None):
 
 def tril(input, diagonal=0):
     """Lower triangle of the last two dimensions; the rest zeroed."""
+    if input._data.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     xp = _backend.namespace(input._device)
     return wrap(call(input._device, xp.tril, input._data, diagonal), input._device)
 
 
 def triu(input, diagonal=0):
     """Upper triangle of the last two dimensions; the rest zeroed."""
+    if input._data.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     xp = _backend.namespace(input._device)
     return wrap(call(input._device, xp.triu, input._data, diagonal), input._device)
 
