@@ -21,9 +21,25 @@ class _CudaState:
     import_error = None
     device_count = None
     unavailable_reason = None
+    initialized = False
+    init_hooks = []
 
 
 _cuda = _CudaState()
+
+
+def on_cuda_init(hook):
+    """Run ``hook(cupy)`` once CUDA is first used (at once if it already was): how the CUDA runtime modules
+    (allocator, streams) attach to CuPy without importing it at ``import agnostic`` time."""
+    _cuda.init_hooks.append(hook)
+    if _cuda.initialized:
+        hook(_cuda.cupy)
+
+
+def _initialize_cuda():
+    _cuda.initialized = True
+    for hook in _cuda.init_hooks:
+        hook(_cuda.cupy)
 
 
 def _import_cupy():
@@ -65,9 +81,11 @@ def cuda_unavailable_reason():
 
 
 def require_cupy():
-    """The cupy module, or a RuntimeError that says what to install or why CUDA is unusable."""
-    if cuda_device_count() == 0:
-        raise RuntimeError(_cuda.unavailable_reason)
+    """The cupy module (CUDA initialized), or a RuntimeError that says what to install or why CUDA is unusable."""
+    if not _cuda.initialized:
+        if cuda_device_count() == 0:
+            raise RuntimeError(_cuda.unavailable_reason)
+        _initialize_cuda()
     return _cuda.cupy
 
 
@@ -80,9 +98,8 @@ def resolve(device):
     """The concrete device a tensor lives on: ``cuda`` becomes ``cuda:<current>``; CUDA indices are checked."""
     if device.type == "cpu":
         return CPU
-    count = cuda_device_count()
-    if count == 0:
-        raise RuntimeError(_cuda.unavailable_reason)
+    require_cupy()
+    count = _cuda.device_count
     if device.index is None:
         return Device("cuda", _cuda.cupy.cuda.runtime.getDevice())
     if device.index >= count:

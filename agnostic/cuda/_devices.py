@@ -3,8 +3,6 @@
 from .. import _backend
 from .._device import Device
 
-_initialized = {"done": False}
-
 
 def is_available():
     """True when CuPy is installed and sees at least one CUDA device; never raises, never needs a GPU."""
@@ -19,12 +17,11 @@ def device_count():
 def init():
     """Initialize CUDA now (it is otherwise initialized on first use); raises with the reason when unavailable."""
     _backend.require_cupy()
-    _initialized["done"] = True
 
 
 def is_initialized():
     """Whether CUDA has been initialized in this process."""
-    return _initialized["done"]
+    return _backend._cuda.initialized
 
 
 def _index(device, optional=True):
