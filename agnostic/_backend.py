@@ -158,30 +158,6 @@ def is_backend_array(obj):
     return cupy is not None and isinstance(obj, cupy.ndarray)
 
 
-def move(array, source, target, copy=False):
-    """``array`` (on ``source``) as an array on ``target``; shares memory when nothing changes unless ``copy``."""
-    if source is target:
-        return array.copy() if copy else array
-    if target is CPU:
-        with on(source):
-            return array.get()
-    cupy = require_cupy()
-    with on(target):
-        if source is CPU:
-            return cupy.asarray(array)
-        result = cupy.empty(array.shape, array.dtype)
-        contiguous = array if array.flags.c_contiguous else _contiguous_on(array, source)
-        cupy.cuda.runtime.memcpyPeer(
-            result.data.ptr, target.index, contiguous.data.ptr, source.index, contiguous.nbytes
-        )
-        return result
-
-
-def _contiguous_on(array, device):
-    with on(device):
-        return _cuda.cupy.ascontiguousarray(array)
-
-
 def data_pointer(array):
     """Address of an array's first element (for telling views from copies)."""
     if isinstance(array, numpy.ndarray):

@@ -6,7 +6,7 @@ results: every operator goes through ``agnostic.ops``, which applies PyTorch's r
 
 import numpy
 
-from . import _backend, _dtypes
+from . import _backend, _dtypes, _transfer
 from ._device import CPU, as_device
 from ._size import Size
 
@@ -143,7 +143,7 @@ class Tensor:
         """The NumPy array behind a CPU tensor (shared memory). On CUDA, call ``.cpu()`` first (or ``force=True``)."""
         if self._device is not CPU:
             if force:
-                return _backend.move(self._data, self._device, CPU)
+                return _transfer.move(self._data, self._device, CPU)
             raise TypeError(
                 f"can't convert {self._device} device type tensor to numpy. "
                 "Use Tensor.cpu() to copy the tensor to host memory first."
@@ -159,7 +159,7 @@ class Tensor:
     def _host_array(self):
         if self._device is CPU:
             return self._data
-        return _backend.move(self._data, self._device, CPU)
+        return _transfer.move(self._data, self._device, CPU)
 
     def __bool__(self):
         if self._data.size != 1:
@@ -251,13 +251,29 @@ class Tensor:
                 array = array.astype(dtype.numpy_dtype)
             copy = False
         if target is not source:
-            array = _backend.move(array, source, target)
+            if target is CPU and non_blocking:
+                host, event = _transfer.to_host(array, source, non_blocking=True)
+                return InFlightHostTensor.around(host, event)
+            array = _transfer.move(array, source, target, non_blocking)
         elif copy:
             with _backend.on(source):
                 array = array.copy()
         elif array is self._data:
             return self
         return wrap(array, target)
+
+    def pin_memory(self):
+        """A copy of this CPU tensor in page-locked memory (``self`` if already pinned), for fast and
+        asynchronous (``non_blocking``) copies to a GPU."""
+        if self._device is not CPU:
+            raise RuntimeError(f"cannot pin '{self._device}' memory: only CPU tensors can be pinned")
+        if _transfer.is_pinned(self._data):
+            return self
+        return wrap(_transfer.pinned_copy(self._data), CPU)
+
+    def is_pinned(self):
+        """True when this tensor's memory is page-locked (always False on machines without CUDA)."""
+        return self._device is CPU and _transfer.is_pinned(self._data)
 
     def clone(self, *, memory_format=None):
         """A copy with its own memory, on the same device."""
@@ -277,7 +293,11 @@ class Tensor:
             return wrap(xp.ascontiguousarray(self._data), self._device)
 
     def copy_(self, src, non_blocking=False):
-        """Copy ``src`` into ``self`` in place, across devices, broadcasting and casting; returns ``self``."""
+        """Copy ``src`` into ``self`` in place, across devices, broadcasting and casting; returns ``self``.
+
+        With ``non_blocking``, a device-to-host copy into pinned, contiguous ``self`` of the same shape and dtype
+        runs asynchronously; reading ``self`` on the host waits for it.
+        """
         if not isinstance(src, Tensor):
             from .ops.creation import tensor as make_tensor
 
@@ -285,7 +305,11 @@ class Tensor:
         _check_writable(self)
         array = src._data
         if src._device is not self._device:
-            array = _backend.move(array, src._device, self._device)
+            if self._device is CPU and non_blocking and _can_receive_async_copy(self._data, array):
+                _, event = _transfer.to_host(array, src._device, non_blocking=True, out=self._data)
+                InFlightHostTensor.mark(self, event)
+                return self
+            array = _transfer.move(array, src._device, self._device, non_blocking)
         _check_broadcast_into(self, array.shape, "copy_")
         with _backend.on(self._device):
             _backend.namespace(self._device).copyto(self._data, array, casting="unsafe")
@@ -310,6 +334,48 @@ class Tensor:
         from .ops.creation import tensor as make_tensor
 
         return make_tensor(data, dtype=dtype or self.dtype, device=device or self._device)
+
+
+class InFlightHostTensor(Tensor):
+    """A CPU tensor that a non_blocking device-to-host copy is still filling.
+
+    Any read of its data (``numpy()``, ``item()``, printing, indexing, a CPU op) first waits for the copy, then the
+    object turns into a plain Tensor, so the classic race of reading stale host memory cannot happen and plain
+    tensors pay nothing for the check.
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def around(cls, array, event):
+        """A new in-flight tensor for ``array``, complete when ``event`` is."""
+        tensor = wrap(array, CPU)
+        cls.mark(tensor, event)
+        return tensor
+
+    @classmethod
+    def mark(cls, tensor, event):
+        """Turn ``tensor`` into one whose reads wait for ``event``."""
+        tensor.__dict__["_copy_done"] = event
+        tensor.__class__ = cls
+
+    @property
+    def _data(self):
+        self.__dict__.pop("_copy_done").synchronize()
+        self.__class__ = Tensor
+        return self._data
+
+    @_data.setter
+    def _data(self, array):
+        _SLOT_DATA.__set__(self, array)
+
+
+_SLOT_DATA = Tensor.__dict__["_data"]
+
+
+def _can_receive_async_copy(host, device_array):
+    return (host.shape == device_array.shape and host.dtype == device_array.dtype and host.flags.c_contiguous
+            and _transfer.is_pinned(host))
 
 
 def _rebuild(array, device_text):

@@ -82,7 +82,8 @@ def operand_array(operand, dtype, device):
     if isinstance(operand, Tensor):
         array = operand._data
         if operand._device is not device:
-            array = _backend.move(array, operand._device, device)
+            # A 0-dim CPU tensor taking part in a CUDA op: passed as a scalar, as PyTorch does (no copy).
+            return array.astype(numpy_dtype)[()]
         if array.dtype != numpy_dtype:
             with _backend.on(device):
                 array = array.astype(numpy_dtype)

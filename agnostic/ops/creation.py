@@ -4,7 +4,7 @@ import math
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _backend, _dtypes, _transfer
 from .._device import CPU, as_device
 from .._tensor import Tensor, wrap
 
@@ -69,18 +69,17 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """
     dtype = _dtypes.as_dtype(dtype)
     if isinstance(data, Tensor):
-        return data.to(device=device or data.device, dtype=dtype, copy=True)
+        return _pinned_if(data.to(device=device or data.device, dtype=dtype, copy=True), pin_memory)
     if _backend.is_backend_array(data):
         source = _backend.device_of_array(data)
         array_dtype = dtype or _dtypes.from_numpy_dtype(data.dtype)
         target = _backend.resolve(as_device(device)) if device is not None else source
-        made = wrap(data, source)._converted(target, array_dtype, copy=True)
-        return made if made._data is not data else made.clone()
+        return _pinned_if(wrap(data, source)._converted(target, array_dtype, copy=True), pin_memory)
     array = _python_data_array(data)
     target_dtype = dtype or _infer_python_dtype(array)
     array = array.astype(target_dtype.numpy_dtype)
     device = _target(device)
-    return wrap(_backend.move(array, CPU, device), device)
+    return _pinned_if(wrap(_transfer.move(array, CPU, device), device), pin_memory)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -108,27 +107,37 @@ def from_numpy(ndarray):
     return wrap(ndarray, CPU)
 
 
-def _filled(size, dtype, device, make):
+def _filled(size, dtype, device, make, pin_memory=False):
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
     xp = _backend.namespace(device)
     with _backend.on(device):
-        return wrap(make(xp, _sizes(size), dtype.numpy_dtype), device)
+        made = wrap(make(xp, _sizes(size), dtype.numpy_dtype), device)
+    return _pinned_if(made, pin_memory)
+
+
+def _pinned_if(made, pin_memory):
+    """PyTorch's ``pin_memory=`` factory argument: page-locked CPU memory, refused for other devices."""
+    if not pin_memory:
+        return made
+    if made.device is not CPU:
+        raise RuntimeError(f"pin_memory=True only applies to CPU tensors, got device='{made.device}'")
+    return made.pin_memory()
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros (default dtype unless given)."""
-    return _filled(size, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt))
+    return _filled(size, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt), pin_memory)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of ones (default dtype unless given)."""
-    return _filled(size, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt))
+    return _filled(size, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt), pin_memory)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """An uninitialized tensor (default dtype unless given)."""
-    return _filled(size, dtype, device, lambda xp, shape, dt: xp.empty(shape, dt))
+    return _filled(size, dtype, device, lambda xp, shape, dt: xp.empty(shape, dt), pin_memory)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -137,7 +146,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_
         fill_value = fill_value.item()
     dtype = _dtypes.as_dtype(dtype) or _dtypes.scalar_dtype(fill_value)
     value = _cast_scalar(fill_value, dtype)
-    return _filled(size, dtype, device, lambda xp, shape, dt: xp.full(shape, value, dt))
+    return _filled(size, dtype, device, lambda xp, shape, dt: xp.full(shape, value, dt), pin_memory)
 
 
 def _cast_scalar(value, dtype):

@@ -9,7 +9,8 @@ around silently):
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _backend, _dtypes, _transfer
+from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, _check_writable, _normalize_dim, wrap
 from ._dispatch import call, check_same_device, finish, operand_array
 
@@ -21,7 +22,7 @@ def _index_array(value, device):
     if isinstance(value, Tensor):
         array = value._data
         if value._device is not device:
-            array = _backend.move(array, value._device, device)
+            array = _transfer.move(array, value._device, device)
         return array
     array = numpy.asarray(value)
     if array.dtype.kind == "f" and array.size == 0:
@@ -31,7 +32,7 @@ def _index_array(value, device):
             f"tensors used as indices must be long, int, byte or bool tensors, got {array.dtype}; "
             "convert the index with .long()"
         )
-    return array if device.type == "cpu" else _backend.move(array, _backend.CPU, device)
+    return array if device.type == "cpu" else _transfer.move(array, CPU, device)
 
 
 def _normalize_key(tensor, key):
