@@ -1,5 +1,6 @@
 """Device objects, parsed the way PyTorch parses them, and the per-thread default device and dtype."""
 
+import re
 import threading
 
 _DEVICE_TYPES = ("cpu", "cuda")
@@ -19,8 +20,12 @@ class Device:
     __slots__ = ("type", "index", "_str", "__weakref__")
     _interned = {}
 
-    def __new__(cls, type_or_spec, index=None):
-        key = (type_or_spec, index) if type(type_or_spec) in (str, int) else None
+    def __new__(cls, type_or_spec=None, index=None, *, type=None):
+        if type is not None:
+            if type_or_spec is not None:
+                raise TypeError("device(): got the device type both positionally and as type=")
+            type_or_spec = type
+        key = (type_or_spec, index) if builtin_type(type_or_spec) in (str, int) else None
         if key is not None:
             cached = cls._interned.get(key)
             if cached is not None:
@@ -70,45 +75,45 @@ class Device:
 
 
 device = Device
+builtin_type = type
+_DEVICE_STRING = re.compile(r"(cpu|cuda)(?::(0|[1-9][0-9]*))?")
 
 
 def _parse(spec, index):
     if isinstance(spec, Device):
         if index is not None:
-            raise ValueError(f"device(): got a Device and an index; pass one or the other ({_VALID_FORMS})")
+            raise RuntimeError(f"device(): got a Device and an index; pass one or the other ({_VALID_FORMS})")
         return spec.type, spec.index
     if isinstance(spec, bool):
-        raise ValueError(f"device(): {spec!r} is not a device; {_VALID_FORMS}")
+        raise TypeError(f"device(): {spec!r} is not a device; {_VALID_FORMS}")
     if isinstance(spec, int):
         if index is not None:
-            raise ValueError(f"device(): got an int device and an index; {_VALID_FORMS}")
+            raise RuntimeError(f"device(): got an int device and an index; {_VALID_FORMS}")
         return "cuda", _check_index(spec, spec)
     if isinstance(spec, tuple) and len(spec) == 2 and index is None:
         return _parse(*spec)
     if not isinstance(spec, str):
-        raise TypeError(f"device(): expected a str, int or Device, got {type(spec).__name__}; {_VALID_FORMS}")
-    text = spec.strip()
-    if ":" in text:
+        raise TypeError(f"device(): expected a str, int or Device, got {builtin_type(spec).__name__}; {_VALID_FORMS}")
+    match = _DEVICE_STRING.fullmatch(spec)
+    if match is None:
+        known = spec.partition(":")[0]
+        problem = "unknown device type" if known not in _DEVICE_TYPES else "invalid device string"
+        raise RuntimeError(f"device(): {problem} {spec!r}; {_VALID_FORMS}")
+    text, index_text = match.groups()
+    if index_text is not None:
         if index is not None:
-            raise ValueError(f"device(): type {spec!r} already has an index and index={index} was also given")
-        text, _, index_text = text.partition(":")
-        if not index_text.isdigit():
-            raise ValueError(f"device(): invalid device string {spec!r}; {_VALID_FORMS}")
+            raise RuntimeError(f"device(): type {spec!r} already has an index and index={index} was also given")
         index = int(index_text)
-    if text not in _DEVICE_TYPES:
-        raise ValueError(f"device(): unknown device type {text!r} in {spec!r}; {_VALID_FORMS}")
     if index is not None:
         if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"device(): index must be an int, got {type(index).__name__}")
+            raise TypeError(f"device(): index must be an int, got {builtin_type(index).__name__}")
         _check_index(index, spec)
-        if text == "cpu" and index != 0:
-            raise ValueError(f"device(): the cpu device has only index 0, got {spec!r} index {index}")
     return text, index
 
 
 def _check_index(index, spec):
     if index < 0:
-        raise ValueError(f"device(): device index must be non-negative, got {index} in {spec!r}; {_VALID_FORMS}")
+        raise RuntimeError(f"device(): device index must be non-negative, got {index} in {spec!r}; {_VALID_FORMS}")
     return index
 
 

@@ -245,14 +245,17 @@ class finfo:
         dt = get_default_dtype() if dt is None else as_dtype(dt)
         if dt.category not in (_FLOATING, _COMPLEX):
             raise TypeError(f"finfo() requires a floating point dtype, got {dt}; use iinfo() for integer types")
-        info = numpy.finfo(_numpy_dtype_of(dt.to_real()))
-        self.bits = info.bits
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
-        self.dtype = dt.to_real().name
+        real = dt.to_real()
+        if real is bfloat16:
+            self.bits, self.eps, self.max, self.tiny, precision = 16, 2.0 ** -7, 3.3895313892515355e+38, 2.0 ** -126, 2
+            self.min = -self.max
+        else:
+            info = numpy.finfo(_numpy_dtype_of(real))
+            self.bits, self.eps, self.max, self.min = info.bits, float(info.eps), float(info.max), float(info.min)
+            self.tiny, precision = float(info.smallest_normal), info.precision
+        self.smallest_normal = self.tiny
+        self.resolution = 10.0 ** -precision
+        self.dtype = real.name
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "

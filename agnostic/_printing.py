@@ -10,25 +10,29 @@ _EDGE_ITEMS = 3
 
 
 def _float_formatter(values):
-    finite = values[numpy.isfinite(values)].astype(numpy.float64)
-    if finite.size == 0:
-        return lambda x: _special(x)
-    magnitudes = numpy.abs(finite)
-    largest, smallest = magnitudes.max(), magnitudes[magnitudes > 0].min() if (magnitudes > 0).any() else 0.0
-    integral = bool((finite == numpy.round(finite)).all())
-    if integral and largest < 1e8:
-        return lambda x: _special(x) or f"{x:.0f}."
-    if largest >= 1e8 or (smallest and smallest < 1e-4) or (smallest and largest / smallest > 1000):
-        return lambda x: _special(x) or f"{x:.4e}"
-    return lambda x: _special(x) or f"{x:.4f}"
+    """PyTorch's float formatting: integer mode (``1.``), fixed (``1.5000``) or scientific (``1.0000e+08``),
+    with widths taken from the nonzero finite values only."""
+    values = values.astype(numpy.float64)
+    shown = values[numpy.isfinite(values) & (values != 0)]
+    if shown.size == 0:
+        return lambda x: _integral(x).rjust(1)
+    magnitudes = numpy.abs(shown)
+    largest, smallest = magnitudes.max(), magnitudes.min()
+    integral = bool((shown == numpy.ceil(shown)).all())
+    wide = largest / smallest > 1000.0 or largest > 1.0e8
+    if integral and not wide:
+        width = max(len(f"{v:.0f}") + 1 for v in shown)
+        return lambda x: _integral(x).rjust(width)
+    if wide or (not integral and smallest < 1.0e-4):
+        width = max(len(f"{v:.4e}") for v in shown)
+        return lambda x: f"{x:{width}.4e}"
+    width = max(len(f"{v:.4f}") for v in shown)
+    return lambda x: f"{x:.4f}".rjust(width)
 
 
-def _special(x):
-    if numpy.isnan(x):
-        return "nan"
-    if numpy.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return ""
+def _integral(x):
+    text = f"{x:.0f}"
+    return text if numpy.isnan(x) or numpy.isinf(x) else text + "."
 
 
 def _aligned(format_one, values):
@@ -43,8 +47,7 @@ def _formatter(array):
     if kind in "iu":
         return {"int": _aligned(str, _sampled(array))}
     if kind == "f":
-        sampled = _sampled(array)
-        return {"float": _aligned(_float_formatter(sampled), sampled)}
+        return {"float": _float_formatter(_sampled(array))}
     if kind == "c":
         sampled = _sampled(array)
         real = _float_formatter(sampled.real)
@@ -78,14 +81,14 @@ def tensor_repr(tensor):
     if array.size == 0:
         body = "[]"
         if array.shape != (0,):
-            suffixes.insert(0, f"size={tuple(array.shape)}")
+            suffixes.append(f"size={tuple(array.shape)}")
     elif array.ndim == 0:
         body = _formatter(array).popitem()[1](array[()]).strip()
     else:
         body = numpy.array2string(
             array, separator=", ", prefix="tensor(", formatter=_formatter(array),
             threshold=_SUMMARIZE_OVER, edgeitems=_EDGE_ITEMS, max_line_width=80,
-        )
+        ).replace(", ..., ", ",  ..., ")
     if not _default_dtype_for(dtype) or (array.size == 0 and dtype is not _dtypes.get_default_dtype()):
         suffixes.append(f"dtype={dtype!r}")
     return "tensor(" + ", ".join([body] + suffixes) + ")"

@@ -62,7 +62,7 @@ class Tensor:
         """``shape``, or the size of one dimension."""
         if dim is None:
             return tuple.__new__(Size, self._data.shape)
-        return self._data.shape[_normalize_dim(dim, self._data.ndim)]
+        return self._data.shape[_normalize_dim(dim, self._data.ndim, allow_scalar=False)]
 
     @property
     def ndim(self):
@@ -97,7 +97,7 @@ class Tensor:
         """Strides in elements (not bytes), as PyTorch reports them."""
         itemsize = self._data.itemsize
         strides = tuple(s // itemsize for s in self._data.strides)
-        return strides if dim is None else strides[_normalize_dim(dim, self._data.ndim)]
+        return strides if dim is None else strides[_normalize_dim(dim, self._data.ndim, allow_scalar=False)]
 
     def is_contiguous(self):
         """True when elements are laid out in row-major order without gaps."""
@@ -384,8 +384,13 @@ def _rebuild(array, device_text):
     return as_tensor(array, device=device_text)
 
 
-def _normalize_dim(dim, ndim):
-    """``dim`` as a non-negative index; IndexError with the valid range, as PyTorch."""
+def _normalize_dim(dim, ndim, allow_scalar=True):
+    """``dim`` as a non-negative index; IndexError with the valid range, as PyTorch.
+
+    Like PyTorch, most ops treat a 0-dim tensor as having one dimension (dim 0 or -1); ``size``/``stride`` don't.
+    """
+    if ndim == 0 and not allow_scalar:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     bound = max(ndim, 1)
     if not -bound <= dim < bound:
         raise IndexError(

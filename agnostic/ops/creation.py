@@ -38,6 +38,44 @@ def _infer_python_dtype(array):
     raise TypeError(f"can't create a tensor from elements of type {array.dtype}; use numbers or bools")
 
 
+def _element_dtype(value):
+    """PyTorch's inference for one element: NumPy scalars keep their dtype, Python numbers take the defaults."""
+    if isinstance(value, numpy.generic):
+        return _dtypes.from_numpy_dtype(value.dtype)
+    if isinstance(value, Tensor):
+        return value.dtype
+    if isinstance(value, (bool, int, float, complex)):
+        return _dtypes.scalar_dtype(value)
+    return None
+
+
+def _inferred_dtype(data, array):
+    """The dtype ``tensor(data)`` gets: promoted over the elements when NumPy scalars or tensors take part."""
+    if isinstance(data, (numpy.generic, Tensor)):
+        return _element_dtype(data)
+    if isinstance(data, (list, tuple)) and _has_typed_elements(data):
+        inferred = None
+        for value in _flattened(data):
+            element = _element_dtype(value)
+            if element is not None:
+                inferred = element if inferred is None else _dtypes.promote_types(inferred, element)
+        if inferred is not None:
+            return inferred
+    return _infer_python_dtype(array)
+
+
+def _has_typed_elements(data):
+    return any(isinstance(value, (numpy.generic, Tensor)) for value in _flattened(data))
+
+
+def _flattened(data):
+    for value in data:
+        if isinstance(value, (list, tuple)):
+            yield from _flattened(value)
+        else:
+            yield value
+
+
 def _python_data_array(data):
     if isinstance(data, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) for x in data):
         data = [_python_data(x) for x in data]
@@ -76,7 +114,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         target = _backend.resolve(as_device(device)) if device is not None else source
         return _pinned_if(wrap(data, source)._converted(target, array_dtype, copy=True), pin_memory)
     array = _python_data_array(data)
-    target_dtype = dtype or _infer_python_dtype(array)
+    target_dtype = dtype or _inferred_dtype(data, array)
     array = array.astype(target_dtype.numpy_dtype)
     device = _target(device)
     return _pinned_if(wrap(_transfer.move(array, CPU, device), device), pin_memory)

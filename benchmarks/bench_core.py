@@ -1,0 +1,412 @@
+"""Core costs of agnostic against raw NumPy (CPU), raw CuPy (CUDA) and PyTorch (when importable), in one run.
+
+    python benchmarks/bench_core.py [--device cpu|cuda|all] [--quick] [--out FILE.md]
+
+Measures, per device:
+
+* per-op cost of small ops on 1,000 float32 elements (``a + b``, ``a * 2.0``, ``a.sum()``, ``a[1:]``,
+  ``a.reshape(10, 100)``): wall clock of a loop of N ops divided by N (on CUDA, synchronized once after the loop,
+  as PyTorch's own per-op overhead measurements do), median of several interleaved repeats;
+* large ops (``a + b`` on 16M float32 elements, ``a @ b`` on 4096x4096 float32): median time per op (on CUDA, a
+  loop of ops between device synchronizations);
+* no hidden copies: ``.to(same device)``, ``from_numpy``, ``as_tensor(backend array)`` and views (``view``,
+  slicing, ``transpose``, ``expand``...) share the source's memory (same data pointers) and allocate nothing
+  (traced host allocations on the CPU, CuPy's memory pool on CUDA).
+
+Prints one Markdown table; ratios are agnostic time / baseline time (lower is better). Missing a goal is reported
+as FAIL but the exit code stays 0: this is a measurement, not a test. CuPy and PyTorch are optional.
+"""
+
+import argparse
+import gc
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+
+import numpy
+
+SMALL_SIZE = 1_000
+SMALL_OPS = (  # (statement, what the row says)
+    ("a + b", "`a + b`"),
+    ("a * 2.0", "`a * 2.0`"),
+    ("a.sum()", "`a.sum()`"),
+    ("a[1:]", "`a[1:]`"),
+    ("a.reshape(10, 100)", "`a.reshape(10, 100)`"),
+)
+SMALL_GOALS = {"cpu": 1.5, "cuda": 1.15}
+LARGE_GOAL = 1.03
+
+
+# ----- optional libraries ---------------------------------------------------------------------------------------
+def _import_torch():
+    """PyTorch, or None (never required)."""
+    try:
+        import torch
+    except Exception:  # ImportError, or a broken install (missing shared libraries...)
+        return None
+    return torch
+
+
+def _import_agnostic():
+    """agnostic, installed or (run from a checkout without installing) from this repository."""
+    try:
+        import agnostic
+    except ImportError:
+        import os
+
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        import agnostic
+    return agnostic
+
+
+def _import_cupy():
+    try:
+        import cupy
+    except Exception:
+        return None
+    return cupy
+
+
+class Target:
+    """One device under test: the raw backend (NumPy or CuPy), agnostic's device, and PyTorch's when usable."""
+
+    def __init__(self, name, agnostic, torch):
+        self.name = name
+        self.agnostic = agnostic
+        self.device = agnostic.device(name)
+        if name == "cpu":
+            self.xp = numpy
+            self.raw_name = "NumPy"
+            self.sync = _no_sync
+            self.torch = torch
+            self.torch_sync = _no_sync
+        else:
+            cupy = _import_cupy()
+            self.xp = cupy
+            self.raw_name = "CuPy"
+            device_synchronize = cupy.cuda.Device().synchronize
+            self.sync = device_synchronize  # every stream of the device: CuPy's, agnostic's and PyTorch's
+            self.torch = torch if torch is not None and _torch_cuda_usable(torch) else None
+            self.torch_sync = device_synchronize
+        self.torch_device = None if self.torch is None else ("cpu" if name == "cpu" else "cuda")
+
+    # ----- making operands ------------------------------------------------------------------------------------
+    def raw(self, host_array):
+        """``host_array`` (NumPy) on this device, as a raw backend array."""
+        return host_array if self.xp is numpy else self.xp.asarray(host_array)
+
+    def ours(self, raw_array):
+        return self.agnostic.as_tensor(raw_array)
+
+    def theirs(self, host_array):
+        if self.torch is None:
+            return None
+        return self.torch.from_numpy(host_array.copy()).to(self.torch_device)
+
+
+def _no_sync():
+    return None
+
+
+def _torch_cuda_usable(torch):
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+# ----- timing ---------------------------------------------------------------------------------------------------
+def _loop(statement, names):
+    """A function running ``statement`` n times, with the operand names as arguments: no per-op call overhead."""
+    source = f"def run(n, {', '.join(names)}):\n    for _ in range(n):\n        {statement}\n"
+    scope = {}
+    exec(compile(source, f"<bench {statement}>", "exec"), scope)
+    return scope["run"]
+
+
+def _interleaved_medians(candidates, operations, repeats, warmup=1):
+    """Median seconds per op of each ``(run, args, sync)`` candidate; candidates alternate within every repeat so
+    drifting clocks and caches affect them alike."""
+    times = [[] for _ in candidates]
+    for run, args, sync in candidates:
+        for _ in range(warmup):
+            run(max(operations // 10, 1), *args)
+            sync()
+    order = list(range(len(candidates)))
+    for repeat in range(repeats):
+        for i in order[repeat % len(order):] + order[:repeat % len(order)]:
+            run, args, sync = candidates[i]
+            sync()
+            started = time.perf_counter()
+            run(operations, *args)
+            sync()
+            times[i].append((time.perf_counter() - started) / operations)
+    return [statistics.median(t) for t in times]
+
+
+# ----- rows -----------------------------------------------------------------------------------------------------
+class Row:
+    def __init__(self, device, what, ours=None, baseline=None, torch=None, goal=None, unit="us", note="",
+                 passed=None, error=None):
+        self.device, self.what, self.ours, self.baseline, self.torch = device, what, ours, baseline, torch
+        self.goal, self.unit, self.note, self.passed, self.error = goal, unit, note, passed, error
+
+    def cells(self):
+        def seconds(value):
+            if value is None:
+                return ""
+            return f"{value * 1e6:.2f} us" if self.unit == "us" else f"{value * 1e3:.2f} ms"
+
+        if self.error is not None:
+            return [self.device, self.what, f"error: {self.error}", "", "", "", "", self.goal or "", "FAIL"]
+        if self.unit == "bytes":  # a no-copy check: the 'agnostic' cell says what was found
+            return [self.device, self.what, self.note, "", "", "", "", self.goal, _verdict(self.passed)]
+        ratio = f"{self.ours / self.baseline:.2f}x" if self.ours and self.baseline else ""
+        torch_ratio = f"{self.ours / self.torch:.2f}x" if self.ours and self.torch else ""
+        goal = f"<= {self.goal:g}x" if self.goal is not None else ""
+        passed = self.ours is not None and self.baseline and self.ours / self.baseline <= self.goal
+        return [self.device, self.what, seconds(self.ours), seconds(self.baseline), ratio, seconds(self.torch),
+                torch_ratio, goal, _verdict(passed)]
+
+
+def _verdict(passed):
+    return "PASS" if passed else "FAIL"
+
+
+def _guarded(device, what, goal, measure):
+    """``measure()``'s rows, or one FAIL row with the error (the run goes on)."""
+    try:
+        return measure()
+    except Exception as error:  # a library error is a result to report, not a reason to stop measuring
+        return [Row(device, what, goal=goal, error=f"{type(error).__name__}: {error}".replace("|", "/")[:160])]
+
+
+def small_ops(target, quick):
+    """Per-op wall time of small ops: agnostic vs the raw backend (and PyTorch)."""
+    operations, repeats = (300, 5) if quick else (20_000, 15)
+    host_a = numpy.random.default_rng(0).random(SMALL_SIZE, dtype=numpy.float32) + 1
+    host_b = numpy.random.default_rng(1).random(SMALL_SIZE, dtype=numpy.float32) + 1
+    raw_a, raw_b = target.raw(host_a), target.raw(host_b)
+    ours_a, ours_b = target.ours(raw_a), target.ours(raw_b)
+    torch_a, torch_b = target.theirs(host_a), target.theirs(host_b)
+    goal = SMALL_GOALS[target.name]
+    rows = []
+    for statement, label in SMALL_OPS:
+        what = f"{label}, {SMALL_SIZE:,} float32 (per op)"
+
+        def measure():
+            run = _loop(statement, ("a", "b"))
+            candidates = [(run, (ours_a, ours_b), target.sync), (run, (raw_a, raw_b), target.sync)]
+            if torch_a is not None:
+                candidates.append((run, (torch_a, torch_b), target.torch_sync))
+            medians = _interleaved_medians(candidates, operations, repeats)
+            ours, raw = medians[0], medians[1]
+            return [Row(target.name, what, ours, raw, medians[2] if len(medians) > 2 else None, goal,
+                        note=f"+{(ours - raw) * 1e6:.2f} us")]
+
+        rows += _guarded(target.name, what, goal, measure)
+    return rows
+
+
+def large_ops(target, quick):
+    """Time per large op: agnostic vs the raw backend (and PyTorch)."""
+    cuda = target.name == "cuda"
+    add_size = 2 ** 24
+    matmul_size = 1024 if quick else 4096
+    repeats = 3 if quick else 7
+    rng = numpy.random.default_rng(2)
+    cases = (
+        ("a + b", f"`a + b`, {add_size // 2 ** 20}M float32", lambda: (rng.random(add_size, dtype=numpy.float32),
+                                                                       rng.random(add_size, dtype=numpy.float32)),
+         50 if cuda else 1),
+        ("a @ b", f"matmul `a @ b`, {matmul_size}x{matmul_size} float32",
+         lambda: (rng.random((matmul_size, matmul_size), dtype=numpy.float32),
+                  rng.random((matmul_size, matmul_size), dtype=numpy.float32)), 10 if cuda else 1),
+    )
+    rows = []
+    for statement, what, make, operations in cases:
+        if quick:
+            operations = max(operations // 10, 1)
+
+        def measure():
+            host_a, host_b = make()
+            raw_a, raw_b = target.raw(host_a), target.raw(host_b)
+            ours_a, ours_b = target.ours(raw_a), target.ours(raw_b)
+            run = _loop(statement, ("a", "b"))
+            candidates = [(run, (ours_a, ours_b), target.sync), (run, (raw_a, raw_b), target.sync)]
+            torch_a = target.theirs(host_a)
+            if torch_a is not None:
+                candidates.append((run, (torch_a, target.theirs(host_b)), target.torch_sync))
+            medians = _interleaved_medians(candidates, operations, repeats)
+            return [Row(target.name, what, medians[0], medians[1], medians[2] if len(medians) > 2 else None,
+                        LARGE_GOAL, unit="ms")]
+
+        rows += _guarded(target.name, what, LARGE_GOAL, measure)
+    return rows
+
+
+# ----- no hidden copies -----------------------------------------------------------------------------------------
+def _pointer(raw_array):
+    if isinstance(raw_array, numpy.ndarray):
+        return raw_array.__array_interface__["data"][0]
+    return raw_array.data.ptr
+
+
+class _Allocations:
+    """Bytes allocated (and still held) while the block runs: traced host memory on the CPU (NumPy reports its
+    buffers to tracemalloc), CuPy's default memory pool on CUDA."""
+
+    def __init__(self, target):
+        self.cuda = target.name == "cuda"
+        self.pool = target.xp.get_default_memory_pool() if self.cuda else None
+        self.allocated = 0
+
+    def __enter__(self):
+        gc.collect()
+        if self.cuda:
+            self.before = self.pool.used_bytes()
+        else:
+            tracemalloc.start()
+            self.before = tracemalloc.get_traced_memory()[0]
+        return self
+
+    def __exit__(self, *exc_info):
+        if self.cuda:
+            self.allocated = self.pool.used_bytes() - self.before
+        else:
+            self.allocated = tracemalloc.get_traced_memory()[0] - self.before
+            tracemalloc.stop()
+        return False
+
+
+def no_copy_checks(target):
+    """Rows saying whether conversions and views share memory and allocate nothing."""
+    agnostic = target.agnostic
+    rows_count, cols_count = 1_000, 1_000  # 4 MB of float32: a hidden copy could not go unnoticed
+    host = numpy.arange(rows_count * cols_count, dtype=numpy.float32)
+    raw = target.raw(host)
+    raw_2d = raw.reshape(rows_count, cols_count)
+    raw_row = raw[:cols_count]
+    itemsize = host.itemsize
+    device_text = str(target.device)
+    checks = [  # (what, make the result from nothing held yet, expected data pointer)
+        (f"`t.to({device_text!r})`", lambda t: t.to(device_text), raw, 0),
+        ("`t.to(t.device)`", lambda t: t.to(t.device), raw, 0),
+        ("`t.to(agnostic.float32)`", lambda t: t.to(agnostic.float32), raw, 0),
+        ("`as_tensor(array)`", lambda t: agnostic.as_tensor(raw), raw, 0),
+        ("`asarray(array)`", lambda t: agnostic.asarray(raw), raw, 0),
+        ("`t.view(1000, 1000)`", lambda t: t.view(rows_count, cols_count), raw, 0),
+        ("`t.reshape(1000, 1000)` (contiguous)", lambda t: t.reshape(rows_count, cols_count), raw, 0),
+        ("`t[1:]`", lambda t: t[1:], raw, itemsize),
+        ("`t2[10:20, ::2]`", lambda t: agnostic.as_tensor(raw_2d)[10:20, ::2], raw, 10 * cols_count * itemsize),
+        ("`t2.transpose(0, 1)`", lambda t: agnostic.as_tensor(raw_2d).transpose(0, 1), raw, 0),
+        ("`t2.T`", lambda t: agnostic.as_tensor(raw_2d).T, raw, 0),
+        ("`t2.permute(1, 0)`", lambda t: agnostic.as_tensor(raw_2d).permute(1, 0), raw, 0),
+        ("`row.expand(1000, 1000)`", lambda t: agnostic.as_tensor(raw_row).expand(rows_count, cols_count), raw, 0),
+        ("`t.unsqueeze(0)`", lambda t: t.unsqueeze(0), raw, 0),
+        ("`t.detach()`", lambda t: t.detach(), raw, 0),
+    ]
+    if target.name == "cpu":  # from_numpy is the CPU's own zero-copy entry point
+        checks.insert(3, ("`from_numpy(array)`", lambda t: agnostic.from_numpy(host), raw, 0))
+    else:
+        checks.insert(1, ("`t.to('cuda:0')`", lambda t: t.to("cuda:0"), raw, 0))
+    rows = []
+    source = agnostic.as_tensor(raw)
+    for what, make, base, offset in checks:
+        goal = "shared memory, 0 B allocated"
+        try:
+            with _Allocations(target) as allocations:
+                result = make(source)
+                pointer = result.data_ptr()
+            expected = _pointer(base) + offset
+            shared = pointer == expected
+            # Tensor objects themselves take a few hundred bytes of host memory; a copy would take megabytes.
+            small = allocations.allocated <= (0 if target.name == "cuda" else 4096)
+            note = (f"{'same pointer' if shared else f'pointer moved by {pointer - _pointer(base)} B'}, "
+                    f"+{allocations.allocated} B {'pool' if target.name == 'cuda' else 'traced'}")
+            rows.append(Row(target.name, what, goal=goal, unit="bytes", note=note, passed=shared and small))
+            del result
+        except Exception as error:
+            rows.append(Row(target.name, what, goal=goal, error=f"{type(error).__name__}: {error}"[:160]))
+    return rows
+
+
+# ----- main -----------------------------------------------------------------------------------------------------
+HEADER = ("| device | what | agnostic | {raw} | ratio | PyTorch | ratio vs PyTorch | goal | result |\n"
+          "|---|---|---|---|---|---|---|---|---|")
+
+
+def _environment(agnostic, torch, targets):
+    parts = [f"Python {platform.python_version()}", f"NumPy {numpy.__version__}"]
+    if any(t.name == "cuda" for t in targets):
+        cupy = _import_cupy()
+        parts.append(f"CuPy {cupy.__version__}")
+        try:
+            parts.append(agnostic.cuda.get_device_name())
+        except Exception:
+            pass
+    parts.append(f"PyTorch {torch.__version__}" if torch is not None else "PyTorch not importable")
+    parts.append(f"{platform.machine()}, {_cpu_count()} CPUs")
+    return ", ".join(parts)
+
+
+def _cpu_count():
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--device", choices=("cpu", "cuda", "all"), default="all",
+                        help="which devices to measure (all: the CPU, and CUDA when available)")
+    parser.add_argument("--quick", action="store_true", help="few repeats and smaller matmuls (a few seconds)")
+    parser.add_argument("--out", help="also write the report (Markdown) to this file")
+    args = parser.parse_args(argv)
+
+    agnostic = _import_agnostic()
+    torch = _import_torch()
+    names = ["cpu"] if args.device == "cpu" else ["cuda"] if args.device == "cuda" else ["cpu", "cuda"]
+    skipped = []
+    if "cuda" in names and not agnostic.cuda.is_available():
+        names.remove("cuda")
+        try:
+            agnostic.zeros(1, device="cuda")
+            reason = "CUDA is not available"
+        except Exception as error:  # the library's own explanation (no CuPy, no driver, no GPU)
+            reason = str(error)
+        skipped.append(f"cuda: not measured: {reason}")
+    targets = [Target(name, agnostic, torch) for name in names]
+
+    rows = []
+    for target in targets:
+        rows += small_ops(target, args.quick)
+        rows += large_ops(target, args.quick)
+        rows += no_copy_checks(target)
+
+    raw_names = " / ".join(t.raw_name for t in targets) or "NumPy"
+    lines = [f"agnostic core benchmark{' (--quick)' if args.quick else ''}: "
+             f"{_environment(agnostic, torch, targets)}", ""]
+    lines += skipped + ([""] if skipped else [])
+    lines.append(HEADER.format(raw=raw_names))
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    lines += ["", "ratio = agnostic time / baseline time (lower is better); PyTorch columns are for information. "
+              "Small ops: wall clock of a loop of N ops / N (CUDA: one device synchronize after the loop), median "
+              "of interleaved repeats."]
+    passed = sum(row.cells()[-1] == "PASS" for row in rows)
+    lines.append(f"{passed}/{len(rows)} rows meet their goal.")
+    report = "\n".join(lines)
+    print(report)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(report + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
