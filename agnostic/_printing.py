@@ -52,9 +52,12 @@ def _formatter(array):
         sampled = _sampled(array)
         real = _float_formatter(sampled.real)
         imag = _float_formatter(sampled.imag)
-        return {"complex_kind": lambda z: f"{real(z.real)}{'+' if z.imag >= 0 or numpy.isnan(z.imag) else '-'}"
-                                          f"{imag(abs(z.imag))}j"}
+        return {"complex_kind": lambda z: real(z.real) + _signed(imag(z.imag).lstrip()) + "j"}
     return {}
+
+
+def _signed(text):
+    return text if text[0] in "+-" else "+" + text
 
 
 def _sampled(array):
