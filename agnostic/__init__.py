@@ -3,6 +3,7 @@
 Importing agnostic never imports CuPy or touches a GPU; CUDA starts on first use.
 """
 
+import sys as _sys
 import warnings as _warnings
 
 # PyTorch computes 1/0, log(-1) and overflow silently (inf/nan); NumPy warns. Silence those warnings only where
@@ -25,7 +26,7 @@ from .ops.creation import (
 from .ops.elementwise import *  # noqa: F401,F403  (the op tables define the public elementwise names)
 from .ops.elementwise import __all__ as _elementwise_names
 from .ops.indexing import (
-    gather, index_select, masked_fill, masked_select, nonzero, scatter, scatter_add, take,
+    gather, index_add, index_select, masked_fill, masked_select, nonzero, scatter, scatter_add, take,
 )
 from .ops.linalg import bmm, dot, einsum, ger, inner, matmul, mm, mv, outer
 from .ops.random import (
@@ -43,7 +44,11 @@ from .ops.shape import (
     unsqueeze, view_as, vstack,
 )
 from .ops.dtype_queries import can_cast, is_complex, is_floating_point, is_tensor, numel, result_type
-from . import cuda
+from . import autograd, cuda
+from . import accelerator
+from ._streams import Event, Stream, current_stream, stream
+from .autograd.install import install as _install_autograd
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
@@ -51,3 +56,4 @@ cfloat, cdouble = complex64, complex128
 
 _methods.install()
 globals().update(_cpu_types)
+_install_autograd(_sys.modules[__name__])

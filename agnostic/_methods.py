@@ -53,7 +53,7 @@ def _bind_others():
                 "broadcast_to", "split", "chunk", "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud",
                 "roll", "repeat", "tile", "repeat_interleave", "tril", "triu", "diagonal", "diag"),
         indexing: ("gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "index_select", "masked_fill",
-                   "masked_fill_", "masked_select", "nonzero", "take"),
+                   "masked_fill_", "masked_select", "nonzero", "take", "index_add", "index_add_"),
         linalg: ("matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger"),
         random: ("uniform_", "normal_", "bernoulli"),
     }

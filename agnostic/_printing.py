@@ -94,4 +94,8 @@ def tensor_repr(tensor):
         ).replace(", ..., ", ",  ..., ")
     if not _default_dtype_for(dtype) or (array.size == 0 and dtype is not _dtypes.get_default_dtype()):
         suffixes.append(f"dtype={dtype!r}")
+    if tensor._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{tensor._grad_fn.name()}>")
+    elif tensor._requires_grad:
+        suffixes.append("requires_grad=True")
     return "tensor(" + ", ".join([body] + suffixes) + ")"

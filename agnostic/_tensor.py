@@ -32,6 +32,13 @@ class Tensor:
     __slots__ = ("_data", "_device", "__dict__", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators: numpy_array + tensor -> Tensor.__radd__
 
+    # Autograd state: class-level defaults, so plain tensors carry none of it (see agnostic.autograd.tracking).
+    _requires_grad = False
+    _grad_fn = None
+    _output_nr = 0
+    _version = 0
+    grad = None
+
     def __init__(self, *args, device=None):
         from .ops import creation
 
@@ -274,6 +281,76 @@ class Tensor:
     def is_pinned(self):
         """True when this tensor's memory is page-locked (always False on machines without CUDA)."""
         return self._device is CPU and _transfer.is_pinned(self._data)
+
+    # ----- autograd --------------------------------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        """Whether gradients are recorded for this tensor (only floating and complex tensors may require them)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place (only on leaves); returns ``self``."""
+        from .autograd.tracking import set_requires_grad
+
+        return set_requires_grad(self, requires_grad)
+
+    @property
+    def grad_fn(self):
+        """The recorded operation that produced this tensor (None for leaves)."""
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        """True for tensors not produced by a recorded operation (all tensors that don't require grad)."""
+        return self._grad_fn is None
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (``gradient`` is required unless self has one
+        element), as ``torch.Tensor.backward``."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        from .autograd.functions import retain_grad
+
+        retain_grad(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces the gradient.
+        Returns a handle with ``remove()``."""
+        from .autograd.functions import register_hook
+
+        return register_hook(self, hook)
+
+    @property
+    def data(self):
+        """This tensor's values as a tensor outside autograd (shares memory)."""
+        return wrap(self._data, self._device)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+        self._device = value._device
+
+    def detach_(self):
+        """Cut this tensor from its history in place (it becomes a leaf that doesn't require grad)."""
+        if self._grad_fn is not None and self.__dict__.get("_is_view"):
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        for key in ("_grad_fn", "_requires_grad", "_output_nr"):
+            self.__dict__.pop(key, None)
+        from .autograd.tracking import GradTensor
+
+        if type(self) is GradTensor:
+            self.__class__ = Tensor
+        return self
 
     def clone(self, *, memory_format=None):
         """A copy with its own memory, on the same device."""

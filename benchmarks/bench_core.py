@@ -146,33 +146,53 @@ def _interleaved_medians(candidates, operations, repeats, warmup=1):
     return [statistics.median(t) for t in times]
 
 
+def _compare(target, statement, ours, raw, theirs, operations, repeats):
+    """Seconds per op of ``statement`` on agnostic's, the raw backend's and PyTorch's operands (None without
+    PyTorch). agnostic and the raw backend alternate; PyTorch runs after them, on its own, so its worker threads
+    (which keep spinning a while after an op) don't slow the others down."""
+    run = _loop(statement, ("a", "b"))
+    ours_seconds, raw_seconds = _interleaved_medians(
+        [(run, ours, target.sync), (run, raw, target.sync)], operations, repeats)
+    torch_seconds = None
+    if theirs[0] is not None:
+        torch_seconds, = _interleaved_medians([(run, theirs, target.torch_sync)], operations, repeats)
+    return ours_seconds, raw_seconds, torch_seconds
+
+
 # ----- rows -----------------------------------------------------------------------------------------------------
+COLUMNS = ("device", "what", "agnostic", "{raw}", "added", "ratio", "PyTorch", "ratio vs PyTorch", "goal", "result")
+
+
 class Row:
-    def __init__(self, device, what, ours=None, baseline=None, torch=None, goal=None, unit="us", note="",
+    """One line of the table: a timing (``ours``/``baseline``/``torch`` in seconds, ``goal`` a ratio), or a check
+    (``finding`` text, ``passed``, ``goal`` text), or an ``error`` (always FAIL)."""
+
+    def __init__(self, device, what, ours=None, baseline=None, torch=None, goal=None, unit="us", finding=None,
                  passed=None, error=None):
         self.device, self.what, self.ours, self.baseline, self.torch = device, what, ours, baseline, torch
-        self.goal, self.unit, self.note, self.passed, self.error = goal, unit, note, passed, error
+        self.goal, self.unit, self.finding, self.error = goal, unit, finding, error
+        if passed is None and error is None and finding is None:
+            passed = bool(ours and baseline and ours / baseline <= goal)
+        self.passed = bool(passed) and error is None
+
+    def _time(self, seconds, signed=False):
+        if seconds is None:
+            return ""
+        scale, unit = (1e6, "us") if self.unit == "us" else (1e3, "ms")
+        return f"{seconds * scale:{'+' if signed else ''}.{2 if self.unit == 'us' else 1}f} {unit}"
 
     def cells(self):
-        def seconds(value):
-            if value is None:
-                return ""
-            return f"{value * 1e6:.2f} us" if self.unit == "us" else f"{value * 1e3:.2f} ms"
-
+        verdict = "PASS" if self.passed else "FAIL"
         if self.error is not None:
-            return [self.device, self.what, f"error: {self.error}", "", "", "", "", self.goal or "", "FAIL"]
-        if self.unit == "bytes":  # a no-copy check: the 'agnostic' cell says what was found
-            return [self.device, self.what, self.note, "", "", "", "", self.goal, _verdict(self.passed)]
-        ratio = f"{self.ours / self.baseline:.2f}x" if self.ours and self.baseline else ""
-        torch_ratio = f"{self.ours / self.torch:.2f}x" if self.ours and self.torch else ""
-        goal = f"<= {self.goal:g}x" if self.goal is not None else ""
-        passed = self.ours is not None and self.baseline and self.ours / self.baseline <= self.goal
-        return [self.device, self.what, seconds(self.ours), seconds(self.baseline), ratio, seconds(self.torch),
-                torch_ratio, goal, _verdict(passed)]
-
-
-def _verdict(passed):
-    return "PASS" if passed else "FAIL"
+            goal = f"<= {self.goal:g}x" if isinstance(self.goal, float) else (self.goal or "")
+            return [self.device, self.what, f"error: {self.error}", "", "", "", "", "", goal, verdict]
+        if self.finding is not None:  # a no-copy check: the 'agnostic' cell says what was found
+            return [self.device, self.what, self.finding, "", "", "", "", "", self.goal, verdict]
+        added = self._time(self.ours - self.baseline, signed=True)
+        ratio = f"{self.ours / self.baseline:.2f}x" if self.baseline else ""
+        torch_ratio = f"{self.ours / self.torch:.2f}x" if self.torch else ""
+        return [self.device, self.what, self._time(self.ours), self._time(self.baseline), added, ratio,
+                self._time(self.torch), torch_ratio, f"<= {self.goal:g}x", verdict]
 
 
 def _guarded(device, what, goal, measure):
@@ -180,7 +200,7 @@ def _guarded(device, what, goal, measure):
     try:
         return measure()
     except Exception as error:  # a library error is a result to report, not a reason to stop measuring
-        return [Row(device, what, goal=goal, error=f"{type(error).__name__}: {error}".replace("|", "/")[:160])]
+        return [Row(device, what, goal=goal, error=f"{type(error).__name__}: {error}"[:160])]
 
 
 def small_ops(target, quick):
@@ -197,14 +217,9 @@ def small_ops(target, quick):
         what = f"{label}, {SMALL_SIZE:,} float32 (per op)"
 
         def measure():
-            run = _loop(statement, ("a", "b"))
-            candidates = [(run, (ours_a, ours_b), target.sync), (run, (raw_a, raw_b), target.sync)]
-            if torch_a is not None:
-                candidates.append((run, (torch_a, torch_b), target.torch_sync))
-            medians = _interleaved_medians(candidates, operations, repeats)
-            ours, raw = medians[0], medians[1]
-            return [Row(target.name, what, ours, raw, medians[2] if len(medians) > 2 else None, goal,
-                        note=f"+{(ours - raw) * 1e6:.2f} us")]
+            ours, raw, theirs = _compare(target, statement, (ours_a, ours_b), (raw_a, raw_b), (torch_a, torch_b),
+                                         operations, repeats)
+            return [Row(target.name, what, ours, raw, theirs, goal)]
 
         rows += _guarded(target.name, what, goal, measure)
     return rows
@@ -215,33 +230,29 @@ def large_ops(target, quick):
     cuda = target.name == "cuda"
     add_size = 2 ** 24
     matmul_size = 1024 if quick else 4096
-    repeats = 3 if quick else 7
     rng = numpy.random.default_rng(2)
-    cases = (
-        ("a + b", f"`a + b`, {add_size // 2 ** 20}M float32", lambda: (rng.random(add_size, dtype=numpy.float32),
-                                                                       rng.random(add_size, dtype=numpy.float32)),
-         50 if cuda else 1),
+    cases = (  # (statement, what, make host operands, ops per timed loop, repeats)
+        ("a + b", f"`a + b`, {add_size // 2 ** 20}M float32",
+         lambda: (rng.random(add_size, dtype=numpy.float32), rng.random(add_size, dtype=numpy.float32)),
+         50 if cuda else 4, 5 if quick else 21),
         ("a @ b", f"matmul `a @ b`, {matmul_size}x{matmul_size} float32",
          lambda: (rng.random((matmul_size, matmul_size), dtype=numpy.float32),
-                  rng.random((matmul_size, matmul_size), dtype=numpy.float32)), 10 if cuda else 1),
+                  rng.random((matmul_size, matmul_size), dtype=numpy.float32)),
+         10 if cuda else 1, 3 if quick else 7),
     )
     rows = []
-    for statement, what, make, operations in cases:
+    for statement, what, make, operations, repeats in cases:
         if quick:
-            operations = max(operations // 10, 1)
+            operations = max(operations // 5, 1)
 
         def measure():
             host_a, host_b = make()
             raw_a, raw_b = target.raw(host_a), target.raw(host_b)
             ours_a, ours_b = target.ours(raw_a), target.ours(raw_b)
-            run = _loop(statement, ("a", "b"))
-            candidates = [(run, (ours_a, ours_b), target.sync), (run, (raw_a, raw_b), target.sync)]
-            torch_a = target.theirs(host_a)
-            if torch_a is not None:
-                candidates.append((run, (torch_a, target.theirs(host_b)), target.torch_sync))
-            medians = _interleaved_medians(candidates, operations, repeats)
-            return [Row(target.name, what, medians[0], medians[1], medians[2] if len(medians) > 2 else None,
-                        LARGE_GOAL, unit="ms")]
+            torch_operands = (target.theirs(host_a), target.theirs(host_b))
+            ours, raw, theirs = _compare(target, statement, (ours_a, ours_b), (raw_a, raw_b), torch_operands,
+                                         operations, repeats)
+            return [Row(target.name, what, ours, raw, theirs, LARGE_GOAL, unit="ms")]
 
         rows += _guarded(target.name, what, LARGE_GOAL, measure)
     return rows
@@ -315,7 +326,8 @@ def no_copy_checks(target):
     rows = []
     source = agnostic.as_tensor(raw)
     for what, make, base, offset in checks:
-        goal = "shared memory, 0 B allocated"
+        goal = "same memory, no copy" + (" (< 4 KiB: the Tensor object)" if target.name == "cpu"
+                                         else " (+0 B in the pool)")
         try:
             with _Allocations(target) as allocations:
                 result = make(source)
@@ -324,9 +336,9 @@ def no_copy_checks(target):
             shared = pointer == expected
             # Tensor objects themselves take a few hundred bytes of host memory; a copy would take megabytes.
             small = allocations.allocated <= (0 if target.name == "cuda" else 4096)
-            note = (f"{'same pointer' if shared else f'pointer moved by {pointer - _pointer(base)} B'}, "
-                    f"+{allocations.allocated} B {'pool' if target.name == 'cuda' else 'traced'}")
-            rows.append(Row(target.name, what, goal=goal, unit="bytes", note=note, passed=shared and small))
+            finding = (f"{'same memory' if shared else f'data pointer moved by {pointer - _pointer(base)} B'}, "
+                       f"+{allocations.allocated} B {'in the pool' if target.name == 'cuda' else 'allocated'}")
+            rows.append(Row(target.name, what, goal=goal, finding=finding, passed=shared and small))
             del result
         except Exception as error:
             rows.append(Row(target.name, what, goal=goal, error=f"{type(error).__name__}: {error}"[:160]))
@@ -334,10 +346,6 @@ def no_copy_checks(target):
 
 
 # ----- main -----------------------------------------------------------------------------------------------------
-HEADER = ("| device | what | agnostic | {raw} | ratio | PyTorch | ratio vs PyTorch | goal | result |\n"
-          "|---|---|---|---|---|---|---|---|---|")
-
-
 def _environment(agnostic, torch, targets):
     parts = [f"Python {platform.python_version()}", f"NumPy {numpy.__version__}"]
     if any(t.name == "cuda" for t in targets):
@@ -381,24 +389,29 @@ def main(argv=None):
         except Exception as error:  # the library's own explanation (no CuPy, no driver, no GPU)
             reason = str(error)
         skipped.append(f"cuda: not measured: {reason}")
-    targets = [Target(name, agnostic, torch) for name in names]
-
-    rows = []
-    for target in targets:
-        rows += small_ops(target, args.quick)
-        rows += large_ops(target, args.quick)
-        rows += no_copy_checks(target)
+    targets, rows = [], []
+    for name in names:
+        try:
+            target = Target(name, agnostic, torch)
+        except Exception as error:  # e.g. a CuPy that imports but cannot synchronize: report it and go on
+            rows.append(Row(name, "setting up the device", error=f"{type(error).__name__}: {error}"[:160]))
+            continue
+        targets.append(target)
+        for section in (small_ops, large_ops):
+            rows += section(target, args.quick)
+        rows += _guarded(name, "no-copy checks", "no copy", lambda: no_copy_checks(target))
 
     raw_names = " / ".join(t.raw_name for t in targets) or "NumPy"
     lines = [f"agnostic core benchmark{' (--quick)' if args.quick else ''}: "
              f"{_environment(agnostic, torch, targets)}", ""]
     lines += skipped + ([""] if skipped else [])
-    lines.append(HEADER.format(raw=raw_names))
-    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    header = [c.format(raw=raw_names) for c in COLUMNS]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row.cells()) + " |" for row in rows]
     lines += ["", "ratio = agnostic time / baseline time (lower is better); PyTorch columns are for information. "
               "Small ops: wall clock of a loop of N ops / N (CUDA: one device synchronize after the loop), median "
               "of interleaved repeats."]
-    passed = sum(row.cells()[-1] == "PASS" for row in rows)
+    passed = sum(row.passed for row in rows)
     lines.append(f"{passed}/{len(rows)} rows meet their goal.")
     report = "\n".join(lines)
     print(report)

@@ -414,7 +414,7 @@ _UNARY = {op.name: op for op in (
 
 
 def _unary(op, input):
-    if type(input) is not Tensor:
+    if not isinstance(input, Tensor):
         raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
     a = input._data
     device = input._device
@@ -583,7 +583,7 @@ _NUMBERS = (bool, int, float, complex)
 
 def coerce_operand(other):
     """``other`` as an operand for a Tensor operator, or None when Python should try the other side."""
-    if isinstance(other, _NUMBERS) or type(other) is Tensor:
+    if isinstance(other, _NUMBERS) or isinstance(other, Tensor):
         return other
     if isinstance(other, numpy.generic):
         return other.item()

@@ -322,3 +322,30 @@ def take(input, index):
     _check_bounds(index._data, input._data.size, 0)
     xp = _backend.namespace(input._device)
     return wrap(call(input._device, xp.take, input._data.reshape(-1), index._data), input._device)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats accumulate)."""
+    return index_add_(input.clone(), dim, index, source, alpha=alpha)
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """In-place ``index_add``: ``self[..., index[i], ...] += alpha * source[..., i, ...]`` along ``dim``."""
+    _check_writable(self)
+    if not isinstance(index, Tensor) or index.dtype.category != 1 or index._data.ndim > 1:
+        raise IndexError("index_add_(): index must be a 1-D integer tensor")
+    check_same_device(self, index, source)
+    axis = _normalize_dim(dim, self._data.ndim)
+    size = self._data.shape[axis] if self._data.ndim else 1
+    _check_bounds(index._data, size, axis)
+    values = operand_array(source, self.dtype, self._device)
+    if alpha != 1:
+        values = values * values.dtype.type(alpha)
+    xp = _backend.namespace(self._device)
+    with _backend.on(self._device):
+        if self._data.ndim == 0:
+            self._data[...] += values.sum()
+            return self
+        positions = (slice(None),) * axis + (index._data.reshape(-1),)
+        _scatter_add_at(xp, self._data, positions, values)
+    return self

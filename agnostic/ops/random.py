@@ -1,13 +1,22 @@
-"""Random tensors: Generator objects per device, manual_seed, rand/randn/randint/randperm and in-place fills."""
+"""Random tensors: Generator objects per device, seeding and RNG state, rand/randn/randint/randperm, in-place fills.
+
+Every device draws from the same Philox4x64-10 stream (see ``agnostic._philox``): after ``manual_seed(s)`` the CPU
+and every CUDA device produce bit-identical ``rand``, ``randint``, ``randperm`` and ``bernoulli`` results, and
+``randn`` values that agree to a few ulp. A generator's state is its seed and the number of Philox blocks used.
+"""
+
+import math
+import threading
 
 import numpy
 
-from .. import _backend, _dtypes
-from .._device import CPU
+from .. import _backend, _dtypes, _philox
+from .._device import CPU, Device
 from .._tensor import Tensor, _check_writable, wrap
 from .creation import _sizes, _target
 
 _DEFAULT_SEED = 67280421310721
+_STATE_BYTES = 16
 
 
 class Generator:
@@ -15,66 +24,105 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _target(device)
-        self._initial_seed = _DEFAULT_SEED
-        self._state = None
+        self._seed = _DEFAULT_SEED
+        self._offset = 0
+        self._lock = threading.Lock()
 
     def manual_seed(self, seed):
-        """Reseed; returns ``self``."""
-        seed = int(seed)
-        if not -(2 ** 63) <= seed < 2 ** 64:
-            raise RuntimeError(f"manual_seed(): seed must be within [-2**63, 2**64), got {seed}")
-        self._initial_seed = seed % 2 ** 64
-        self._state = None
+        """Reseed (and rewind to the stream's start); returns ``self``."""
+        seed = _checked_seed(seed)
+        with self._lock:
+            self._seed, self._offset = seed, 0
         return self
 
     def seed(self):
         """Reseed from a non-deterministic source; returns the new seed."""
-        seed = int(numpy.random.SeedSequence().entropy % 2 ** 64)
-        self.manual_seed(seed)
-        return seed
+        new_seed = _fresh_seed()
+        self.manual_seed(new_seed)
+        return new_seed
 
     def initial_seed(self):
         """The seed this generator was last seeded with."""
-        return self._initial_seed
+        return self._seed
 
-    def _backend_generator(self):
-        if self._state is None:
-            if self.device is CPU:
-                self._state = numpy.random.Generator(numpy.random.Philox(self._initial_seed))
-            else:
-                cupy = _backend.require_cupy()
-                with _backend.on(self.device):
-                    self._state = cupy.random.RandomState(self._initial_seed)
-        return self._state
+    def get_state(self):
+        """The state as a CPU uint8 tensor of 16 bytes: the seed and the Philox block offset, little-endian."""
+        with self._lock:
+            words = numpy.array([self._seed, self._offset], dtype="<u8")
+        return wrap(words.view(numpy.uint8), CPU)
+
+    def set_state(self, new_state):
+        """Restore a state from ``get_state()`` (of a generator on any device); returns ``self``."""
+        seed, offset = _decoded_state(new_state)
+        with self._lock:
+            self._seed, self._offset = seed, offset
+        return self
+
+    def _take(self, blocks):
+        """The seed and the block offset a draw of ``blocks`` starts at; moves the offset past it."""
+        with self._lock:
+            seed, start = self._seed, self._offset
+            self._offset = (start + blocks) % 2 ** 64
+        return seed, start
 
     def __repr__(self):
         return f"<agnostic.Generator on {self.device}>"
 
 
+def _checked_seed(seed):
+    seed = int(seed)
+    if not -(2 ** 63) <= seed < 2 ** 64:
+        raise RuntimeError(f"manual_seed(): seed must be within [-2**63, 2**64), got {seed}")
+    return seed % 2 ** 64
+
+
+def _fresh_seed():
+    return int(numpy.random.SeedSequence().entropy % 2 ** 64)
+
+
+def _decoded_state(state):
+    if not isinstance(state, Tensor) or state.dtype is not _dtypes.uint8 or state.numel() != _STATE_BYTES:
+        raise RuntimeError(f"set_state(): expected the {_STATE_BYTES}-element uint8 tensor that get_state() returns, "
+                           f"got {_describe(state)}")
+    seed, offset = numpy.ascontiguousarray(state._host_array()).reshape(-1).view("<u8")
+    return int(seed), int(offset)
+
+
+def _describe(value):
+    if isinstance(value, Tensor):
+        return f"a {value.dtype} tensor of {value.numel()} elements"
+    return type(value).__name__
+
+
+# ----- default generators and global seeding ---------------------------------------------------------------------
 _default_generators = {}
+_seed_for_new_devices = [_DEFAULT_SEED]
 
 
-def default_generator(device):
+def default_generator(device=CPU):
     """The generator random functions use on ``device`` when none is passed."""
     found = _default_generators.get(device)
     if found is None:
-        found = _default_generators[device] = Generator(device)
-        found.manual_seed(_default_generators[CPU].initial_seed() if CPU in _default_generators else _DEFAULT_SEED)
+        device = _target(device)
+        found = _default_generators.get(device)
+        if found is None:
+            found = Generator(device).manual_seed(_seed_for_new_devices[0])
+            _default_generators[device] = found
     return found
 
 
 def manual_seed(seed):
-    """Seed the generators of every device (CPU and CUDA); returns the CPU generator, as ``torch.manual_seed``."""
-    cpu_generator = default_generator(CPU).manual_seed(seed)
-    for device, generator in _default_generators.items():
-        if device is not CPU:
-            generator.manual_seed(seed)
-    return cpu_generator
+    """Seed the generators of every device (CPU and CUDA, present and future); returns the CPU generator."""
+    seed = _checked_seed(seed)
+    _seed_for_new_devices[0] = seed
+    for generator in list(_default_generators.values()):
+        generator.manual_seed(seed)
+    return default_generator(CPU).manual_seed(seed)
 
 
 def seed():
     """Seed every device's generator non-deterministically; returns the seed."""
-    new_seed = default_generator(CPU).seed()
+    new_seed = _fresh_seed()
     manual_seed(new_seed)
     return new_seed
 
@@ -84,12 +132,35 @@ def initial_seed():
     return default_generator(CPU).initial_seed()
 
 
+def get_rng_state():
+    """The default CPU generator's state (a uint8 tensor)."""
+    return default_generator(CPU).get_state()
+
+
+def set_rng_state(new_state):
+    """Restore the default CPU generator's state from ``get_rng_state()``."""
+    default_generator(CPU).set_state(new_state)
+
+
+# ----- drawing ---------------------------------------------------------------------------------------------------
+def _device_of_call(generator, device):
+    if generator is not None and device is None:
+        return _generator_device(generator)
+    return _target(device)
+
+
+def _generator_device(generator):
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be an agnostic.Generator, got {type(generator).__name__}")
+    return generator.device
+
+
 def _source(generator, device):
     if generator is None:
         return default_generator(device)
-    if generator.device is not device:
-        raise RuntimeError(f"Expected a '{device}' generator but found a '{generator.device}' one; create it with "
-                           f"agnostic.Generator({str(device)!r})")
+    if _generator_device(generator) is not device:
+        raise RuntimeError(f"Expected a '{device.type}' generator on {device} but found one on {generator.device}; "
+                           f"create it with agnostic.Generator({str(device)!r})")
     return generator
 
 
@@ -100,75 +171,99 @@ def _floating(dtype, name):
     return dtype
 
 
-def _uniform_array(source, shape, low, high):
-    state = source._backend_generator()
-    if source.device is CPU:
-        return state.uniform(low, high, shape)
+def _uniform_array(source, shape, numpy_dtype, low=0.0, high=1.0):
+    count = math.prod(shape)
+    seed, start = source._take(_philox.uniform_blocks(count, numpy_dtype))
     with _backend.on(source.device):
-        return state.uniform(low, high, shape)
+        return _philox.uniform(source.device, seed, start, count, numpy_dtype, low, high).reshape(shape)
 
 
-def _normal_array(source, shape, mean, std):
-    state = source._backend_generator()
-    if source.device is CPU:
-        return state.normal(mean, std, shape)
+def _normal_array(source, shape, numpy_dtype, mean=0.0, std=1.0):
+    count = math.prod(shape)
+    seed, start = source._take(_philox.normal_blocks(count, numpy_dtype))
     with _backend.on(source.device):
-        return state.normal(mean, std, shape)
+        return _philox.normal(source.device, seed, start, count, numpy_dtype, mean, std).reshape(shape)
 
 
-def _as(array, dtype, device):
+def _integer_array(source, shape, low, span):
+    count = math.prod(shape)
+    seed, start = source._take(_philox.integer_blocks(count))
+    with _backend.on(source.device):
+        return _philox.integers(source.device, seed, start, count, low, span).reshape(shape)
+
+
+def _cast(array, dtype, device):
     with _backend.on(device):
         return wrap(array.astype(dtype.numpy_dtype, copy=False), device)
 
 
+# ----- factories -------------------------------------------------------------------------------------------------
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples from [0, 1) (default float dtype)."""
     dtype = _floating(dtype, "rand")
-    device = generator.device if generator is not None and device is None else _target(device)
-    return _as(_uniform_array(_source(generator, device), _sizes(size), 0.0, 1.0), dtype, device)
+    device = _device_of_call(generator, device)
+    array = _uniform_array(_source(generator, device), _sizes(size), dtype.numpy_dtype)
+    return wrap(array, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples (default float dtype)."""
     dtype = _floating(dtype, "randn")
-    device = generator.device if generator is not None and device is None else _target(device)
-    return _as(_normal_array(_source(generator, device), _sizes(size), 0.0, 1.0), dtype, device)
+    device = _device_of_call(generator, device)
+    array = _normal_array(_source(generator, device), _sizes(size), dtype.numpy_dtype)
+    return wrap(array, device)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """Integers uniform in [low, high) (int64 unless given); ``randint(high, size)`` also works."""
+    """Integers uniform in [low, high) (int64 unless given); ``randint(high, size)`` also works.
+
+    Each value is ``low + word % (high - low)`` of one 64-bit Philox word: the modulo bias is below
+    ``(high - low) / 2**64``.
+    """
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() needs a size: randint(low, high, size) or randint(high, size)")
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
+    low, high = int(low), int(high)
+    dtype = _dtypes.as_dtype(dtype) or _dtypes.int64
+    _check_integer_range(low, high, dtype)
+    device = _device_of_call(generator, device)
+    array = _integer_array(_source(generator, device), _sizes((size,)), low, high - low)
+    return _cast(array, dtype, device)
+
+
+def _check_integer_range(low, high, dtype):
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    dtype = _dtypes.as_dtype(dtype) or _dtypes.int64
-    device = generator.device if generator is not None and device is None else _target(device)
-    source = _source(generator, device)
-    state = source._backend_generator()
-    shape = _sizes((size,))
-    if device is CPU:
-        array = state.integers(low, high, shape, dtype=numpy.int64)
+    if dtype.is_complex:
+        raise RuntimeError(f"randint is not implemented for {dtype}")
+    if dtype is _dtypes.bool:
+        smallest, largest = 0, 1
+    elif dtype.is_floating_point:
+        smallest, largest = -(2 ** 63), 2 ** 63 - 1
     else:
-        with _backend.on(device):
-            array = state.randint(low, high, shape, dtype=numpy.int64)
-    return _as(array, dtype, device)
+        info = numpy.iinfo(dtype.numpy_dtype)
+        smallest, largest = int(info.min), int(info.max)
+    if low < smallest or high - 1 > largest:
+        raise RuntimeError(f"random_ expects [from, to) = [{low}, {high}) to fit in {dtype}, whose range is "
+                           f"[{smallest}, {largest}]")
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of ``0..n-1`` (int64 unless given)."""
+    """A random permutation of ``0..n-1`` (int64 unless given): the stable argsort of ``n`` random 64-bit words."""
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
     dtype = _dtypes.as_dtype(dtype) or _dtypes.int64
-    device = generator.device if generator is not None and device is None else _target(device)
-    state = _source(generator, device)._backend_generator()
-    if device is CPU:
-        array = state.permutation(n)
-    else:
-        with _backend.on(device):
-            array = state.permutation(n)
-    return _as(array, dtype, device)
+    if not dtype.is_floating_point and dtype is not _dtypes.bool and n > 0:
+        _check_integer_range(0, n, dtype)
+    device = _device_of_call(generator, device)
+    keys = _integer_array(_source(generator, device), (n,), 0, 0).view(numpy.uint64)
+    with _backend.on(device):
+        order = keys.argsort(kind="stable") if device is CPU else keys.argsort()
+    return _cast(order, dtype, device)
 
 
 def rand_like(input, *, dtype=None, device=None):
@@ -186,43 +281,62 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None):
     return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device)
 
 
+# ----- in-place fills and samplers -------------------------------------------------------------------------------
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    """Fill ``self`` in place with uniform samples from [a, b)."""
+    """Fill ``self`` in place with uniform samples from [a, b): ``u * (b - a) + a``."""
     _check_writable(self)
     _floating(self.dtype, "uniform_")
-    source = _source(generator, self._device)
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    array = _uniform_array(_source(generator, self._device), self._data.shape, self._data.dtype, a, b)
     with _backend.on(self._device):
-        self._data[...] = _uniform_array(source, self._data.shape, a, b)
+        self._data[...] = array
     return self
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fill ``self`` in place with normal samples."""
+    """Fill ``self`` in place with normal samples: ``z * std + mean``."""
     _check_writable(self)
     _floating(self.dtype, "normal_")
-    source = _source(generator, self._device)
+    _check_std(std)
+    array = _normal_array(_source(generator, self._device), self._data.shape, self._data.dtype, mean, std)
     with _backend.on(self._device):
-        self._data[...] = _normal_array(source, self._data.shape, mean, std)
+        self._data[...] = array
     return self
 
 
+def _check_std(std):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+
+
 def bernoulli(input, p=None, *, generator=None):
-    """Samples of 0/1 with probabilities ``input`` (or a scalar ``p``), in ``input``'s dtype."""
-    source = _source(generator, input._device)
-    sample = _uniform_array(source, input._data.shape, 0.0, 1.0)
-    probability = input._data if p is None else p
+    """Samples of 0/1 with probabilities ``input`` (or a scalar ``p``), in ``input``'s dtype: ``uniform < p``."""
+    _floating(input.dtype, "bernoulli")
+    if p is not None and not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    uniform_dtype = numpy.float64 if input.dtype is _dtypes.float64 else numpy.float32
+    sample = _uniform_array(_source(generator, input._device), input._data.shape, uniform_dtype)
     with _backend.on(input._device):
+        probability = input._data if p is None else sample.dtype.type(p)
         return wrap((sample < probability).astype(input._data.dtype), input._device)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None):
-    """Normal samples: tensor ``mean``/``std`` (broadcast) or scalar ones with ``size``."""
+    """Normal samples: tensor ``mean``/``std`` (broadcast together) or scalar ones with ``size``."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
-        noise = randn(like.shape, generator=generator, dtype=like.dtype, device=like.device)
+        shapes = [value.shape for value in (mean, std) if isinstance(value, Tensor)]
+        noise = randn(numpy.broadcast_shapes(*shapes), generator=generator, dtype=like.dtype, device=like.device)
         return noise * std + mean
-    return randn(size, generator=generator, dtype=dtype, device=device) * std + mean
+    if size is None:
+        raise TypeError("normal() with scalar mean and std needs a size")
+    _check_std(std)
+    dtype = _floating(dtype, "normal")
+    device = _device_of_call(generator, device)
+    array = _normal_array(_source(generator, device), _sizes((size,)), dtype.numpy_dtype, mean, std)
+    return wrap(array, device)
 
 
-__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "rand", "randn", "randint", "randperm",
-           "rand_like", "randn_like", "randint_like", "bernoulli", "normal"]
+__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn",
+           "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli", "normal"]

@@ -1,0 +1,84 @@
+"""agnostic.accelerator: PyTorch's ``torch.accelerator`` (the machine's accelerator, CUDA here) over agnostic.cuda."""
+
+from . import _backend
+from ._device import Device
+from .cuda import _devices, streams
+
+__all__ = [
+    "current_accelerator", "current_device_index", "current_stream", "device_count", "device_index",
+    "is_available", "set_device_index", "set_stream", "synchronize",
+]
+
+
+def is_available():
+    """True when an accelerator (a usable CUDA GPU) is present; never raises."""
+    return _devices.is_available()
+
+
+def current_accelerator(check_available=False):
+    """The accelerator's device type, ``device(type='cuda')`` (no index: see ``current_device_index``), or None on
+    a machine without one. ``check_available`` is accepted for PyTorch compatibility: agnostic always checks."""
+    return Device("cuda") if is_available() else None
+
+
+def device_count():
+    """How many accelerator devices are visible (0 without one)."""
+    return _devices.device_count()
+
+
+def _require():
+    if not is_available():
+        reason = _backend.cuda_unavailable_reason()
+        raise RuntimeError(f"Cannot access accelerator device when none is available. ({reason})")
+
+
+def current_device_index():
+    """Index of the current accelerator device."""
+    _require()
+    return _devices.current_device()
+
+
+def set_device_index(device, /):
+    """Make ``device`` (an int, ``'cuda:N'`` or a Device) the current device; a negative index is a no-op."""
+    if isinstance(device, int) and device < 0:
+        return
+    _require()
+    _devices.set_device(device)
+
+
+def current_stream(device=None, /):
+    """The current stream of ``device`` (default: the current device)."""
+    _require()
+    return streams.current_stream(device)
+
+
+def set_stream(stream):
+    """Make ``stream`` current; its device becomes the current device."""
+    _require()
+    streams.set_stream(stream)
+
+
+def synchronize(device=None, /):
+    """Wait for all work on ``device`` (default: the current device); a no-op while CUDA is not initialized."""
+    _require()
+    if _devices.is_initialized():
+        _devices.synchronize(device)
+
+
+class device_index:
+    """Context manager making device ``device`` (an int) current inside it; ``None`` switches nothing."""
+
+    def __init__(self, device, /):
+        self.idx = device
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx is not None:
+            self.prev_idx = current_device_index()
+            if self.prev_idx != self.idx:
+                set_device_index(self.idx)
+
+    def __exit__(self, *exc_info):
+        if self.idx is not None and self.prev_idx != self.idx:
+            set_device_index(self.prev_idx)
+        return False

@@ -1,0 +1,185 @@
+"""The user-facing autograd API: backward, grad, custom Function, tensor hooks and retain_grad."""
+
+import weakref
+
+from .._tensor import Tensor
+from . import graph
+from .grad_mode import no_grad
+from .tracking import GradTensor, needs_grad, record
+
+
+def _as_tuple(value):
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, Tensor) else tuple(value)
+
+
+def _root_gradients(outputs, grad_outputs):
+    grads = []
+    for output, grad in zip(outputs, grad_outputs + (None,) * (len(outputs) - len(grad_outputs))):
+        if not output._requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        if grad is None:
+            if output.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs; pass gradient= "
+                                   "(a tensor shaped like the output)")
+            from ..ops.creation import ones_like
+
+            grad = ones_like(output)
+        elif grad.shape != output.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {tuple(grad.shape)} and output[0] "
+                               f"has a shape of {tuple(output.shape)}.")
+        grads.append(grad)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on (or only of ``inputs``)."""
+    tensors = _as_tuple(tensors)
+    grads = _root_gradients(tensors, _as_tuple(grad_tensors))
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    roots = [graph.edge_of(t) for t in tensors]
+    if inputs is None:
+        graph.run_backward(roots, grads, retain_graph, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    results = grad(tensors, inputs, grads, retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+    for tensor, result in zip(inputs, results):
+        if result is not None:
+            tensor.grad = result if tensor.grad is None else tensor.grad + result
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (no ``.grad`` is changed)."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    for tensor in inputs:
+        if not tensor._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _root_gradients(outputs, _as_tuple(grad_outputs))
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    edges = [graph.edge_of(t) for t in inputs]
+    captured = {(id(node), number): None for node, number in edges}
+    graph.run_backward([graph.edge_of(t) for t in outputs], grads, retain_graph, create_graph, captured)
+    results = []
+    for tensor, (node, number) in zip(inputs, edges):
+        result = captured[(id(node), number)]
+        if result is None:
+            if materialize_grads:
+                from ..ops.creation import zeros_like
+
+                result = zeros_like(tensor)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+        elif not create_graph:
+            result = result.detach()
+        results.append(result)
+    return tuple(results)
+
+
+class _RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def register_hook(tensor, hook):
+    """``Tensor.register_hook``: call ``hook(grad)`` whenever the gradient of ``tensor`` is computed."""
+    if not tensor._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    node = tensor._grad_fn
+    if node is None:
+        hooks = tensor.__dict__.setdefault("_hooks", [])
+    else:
+        if node.tensor_hooks is None:
+            node.tensor_hooks = {}
+        hooks = node.tensor_hooks.setdefault(tensor._output_nr, [])
+    hooks.append(hook)
+    return _RemovableHandle(hooks, hook)
+
+
+def retain_grad(tensor):
+    """``Tensor.retain_grad``: keep the gradient of a non-leaf tensor in its ``.grad``."""
+    if not tensor._requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    node = tensor._grad_fn
+    if node is None:
+        return
+    if node.retained_outputs is None:
+        node.retained_outputs = {}
+    node.retained_outputs[tensor._output_nr] = weakref.ref(tensor)
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: ``save_for_backward``, ``saved_tensors``, ``needs_input_grad``."""
+
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = needs_input_grad
+        self.to_save = ()
+        self.non_differentiable = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self.to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        return self.to_save
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable = tensors
+
+    def mark_dirty(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = value
+
+
+class Function:
+    """Custom differentiable operations, as ``torch.autograd.Function``: define static ``forward(ctx, *args)`` and
+    ``backward(ctx, *grad_outputs)`` (one gradient, or None, per forward argument) and call ``apply``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs) to be "
+                                  "differentiated")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        track = needs_grad(args, kwargs)
+        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a._requires_grad for a in args))
+        with no_grad():
+            output = cls.forward(ctx, *[_plain(a) for a in args], **kwargs)
+        if not track:
+            return output
+        excluded = {id(t) for t in ctx.non_differentiable}
+
+        def rule(context, *grads):
+            result = cls.backward(ctx, *grads)
+            return result if isinstance(result, tuple) else (result,)
+
+        outputs = output if isinstance(output, tuple) else (output,)
+        tracked = tuple(o for o in outputs if isinstance(o, Tensor) and id(o) not in excluded)
+        if not tracked:
+            return output
+        record(cls.__name__ + "Backward", rule, args, kwargs, tracked if len(tracked) > 1 else tracked[0])
+        return output
+
+
+def _plain(value):
+    if isinstance(value, GradTensor):
+        return value.detach()
+    return value

@@ -1,0 +1,244 @@
+"""The recorded graph and the engine that walks it backwards: Node (a ``grad_fn``), AccumulateGrad, run_backward."""
+
+import weakref
+
+from .grad_mode import _state as _grad_state
+
+
+class Node:
+    """One recorded operation: how to turn gradients of its outputs into gradients of its inputs.
+
+    ``next_edges`` holds, for each tensor input, ``(node, output_nr)`` of the input's own ``grad_fn`` (or its
+    AccumulateGrad when the input is a leaf), or None when that input needs no gradient. Edges are captured when the
+    node is made, so later in-place rebinding of an input's ``grad_fn`` does not change this node.
+    """
+
+    __slots__ = ("rule", "context", "next_edges", "layout", "output_meta", "tensor_hooks", "retained_outputs",
+                 "_name", "__weakref__")
+
+    def __init__(self, name, rule, context, next_edges, layout, output_meta):
+        self._name = name
+        self.rule = rule
+        self.context = context
+        self.next_edges = next_edges
+        self.layout = layout
+        self.output_meta = output_meta
+        self.tensor_hooks = None
+        self.retained_outputs = None
+
+    def name(self):
+        """PyTorch-style name, e.g. ``'AddBackward0'``."""
+        return self._name
+
+    @property
+    def next_functions(self):
+        """``((node, output_nr), ...)`` for each input, ``(None, 0)`` where the input needs no gradient."""
+        return tuple(edge if edge is not None else (None, 0) for edge in self.next_edges)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad_inputs, grad_outputs)`` after this node's gradients are computed."""
+        raise RuntimeError("Node.register_hook is not supported; register hooks on tensors with "
+                           "Tensor.register_hook instead")
+
+    def __repr__(self):
+        return f"<{self._name} object at {hex(id(self))}>"
+
+    def apply(self, grad_outputs):
+        """Gradients for each input edge, from the gradients of this node's outputs (None entries mean zero)."""
+        context = self.context
+        if context is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                "have already been freed). Saved intermediate values of the graph are freed when you call "
+                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time."
+            )
+        context.check_versions(self._name)
+        filled = [grad if grad is not None else _zeros(meta) for grad, meta in zip(grad_outputs, self.output_meta)]
+        grads = self.rule(context, *filled)
+        return _flatten_like(grads, self.layout)
+
+
+class AccumulateGrad:
+    """The node of a leaf tensor: adds incoming gradients into ``tensor.grad``."""
+
+    __slots__ = ("tensor", "__weakref__")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    next_edges = ()
+
+    @property
+    def next_functions(self):
+        return ()
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def accumulator_of(tensor):
+    """The (cached) AccumulateGrad node of a leaf tensor that requires grad."""
+    existing = tensor.__dict__.get("_accumulator")
+    node = existing() if existing is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor.__dict__["_accumulator"] = weakref.ref(node)
+    return node
+
+
+def edge_of(tensor):
+    """Where gradients for ``tensor`` flow: ``(grad_fn, output_nr)``, its AccumulateGrad, or None."""
+    if not tensor._requires_grad:
+        return None
+    grad_fn = tensor._grad_fn
+    if grad_fn is not None:
+        return (grad_fn, tensor._output_nr)
+    return (accumulator_of(tensor), 0)
+
+
+def _zeros(meta):
+    from ..ops.creation import zeros
+
+    shape, dtype, device = meta
+    return zeros(shape, dtype=dtype, device=device)
+
+
+def _flatten_like(grads, layout):
+    if not isinstance(grads, tuple):
+        grads = (grads,)
+    flat = []
+    for position, count in layout:
+        grad = grads[position] if position < len(grads) else None
+        if count is None:
+            flat.append(grad)
+        else:
+            flat.extend(grad if grad is not None else [None] * count)
+    return flat
+
+
+def _dependencies(roots):
+    """For every node reachable from ``roots``, how many edges point at it."""
+    counts = {}
+    stack = [node for node, _ in roots]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for edge in node.next_edges:
+            if edge is not None:
+                target = edge[0]
+                counts[id(target)] = counts.get(id(target), 0) + 1
+                stack.append(target)
+    return counts
+
+
+def _add(existing, grad):
+    if existing is None:
+        return grad
+    return existing + grad
+
+
+def run_backward(roots, root_grads, retain_graph=False, create_graph=False, captured=None):
+    """Propagate ``root_grads`` from ``roots`` (edges) through the graph.
+
+    Leaves accumulate into ``.grad``; with ``captured`` (a dict edge-key -> None, for ``autograd.grad``) the
+    gradients reaching those edges are stored there instead and no ``.grad`` changes.
+    """
+    previous_mode = _grad_state.enabled
+    _grad_state.enabled = create_graph
+    try:
+        counts = _dependencies(roots)
+        buffers = {}
+        nodes = {}
+        for (node, output_nr), grad in zip(roots, root_grads):
+            slots = buffers.setdefault(id(node), {})
+            slots[output_nr] = _add(slots.get(output_nr), grad)
+            nodes[id(node)] = node
+        aliased = {id(grad) for grad in root_grads}  # gradients that must be copied before a leaf keeps them
+        ready = [node for node, _ in roots if counts.get(id(node), 0) == 0]
+        queued = {id(node) for node in ready}
+        while ready:
+            node = ready.pop()
+            slots = buffers.pop(id(node), {})
+            if isinstance(node, AccumulateGrad):
+                _accumulate(node, slots.get(0), captured, aliased)
+                continue
+            grad_outputs = [slots.get(i) for i in range(len(node.output_meta))]
+            grad_outputs = _run_tensor_hooks(node, grad_outputs, captured)
+            input_grads = node.apply(grad_outputs)
+            if not retain_graph:
+                node.context = None
+            for edge, grad in zip(node.next_edges, input_grads):
+                if edge is None:
+                    continue
+                target, output_nr = edge
+                if grad is not None:
+                    slots = buffers.setdefault(id(target), {})
+                    slots[output_nr] = _add(slots.get(output_nr), grad)
+                    nodes[id(target)] = target
+                counts[id(target)] -= 1
+                if counts[id(target)] == 0 and id(target) not in queued:
+                    queued.add(id(target))
+                    ready.append(target)
+    finally:
+        _grad_state.enabled = previous_mode
+
+
+def _run_tensor_hooks(node, grad_outputs, captured):
+    hooks = node.tensor_hooks
+    if hooks:
+        for output_nr, tensor_hooks in hooks.items():
+            for hook in tensor_hooks:
+                grad = grad_outputs[output_nr]
+                if grad is None:
+                    continue
+                replaced = hook(grad)
+                if replaced is not None:
+                    grad_outputs[output_nr] = replaced
+    if node.retained_outputs and captured is None:
+        for output_nr, reference in node.retained_outputs.items():
+            tensor = reference()
+            grad = grad_outputs[output_nr]
+            if tensor is not None and grad is not None:
+                tensor.grad = _add(tensor.grad, grad.detach().clone())
+    if captured is not None:
+        for output_nr, grad in enumerate(grad_outputs):
+            key = (id(node), output_nr)
+            if key in captured and grad is not None:
+                captured[key] = _add(captured[key], grad)
+    return grad_outputs
+
+
+def _accumulate(node, grad, captured, aliased):
+    if grad is None:
+        return
+    tensor = node.tensor
+    for hook in tensor.__dict__.get("_hooks") or ():
+        replaced = hook(grad)
+        if replaced is not None:
+            grad = replaced
+    if captured is not None:
+        key = (id(node), 0)
+        if key in captured:
+            captured[key] = _add(captured[key], grad)
+        return
+    if not _grad_state.enabled:
+        grad = _detached(grad)
+    if tensor.grad is None:
+        # One gradient object may reach several leaves (``a + b`` passes it to both): each leaf gets its own.
+        if id(grad) in aliased:
+            grad = grad.clone()
+        aliased.add(id(grad))
+        tensor.grad = grad
+    else:
+        tensor.grad = tensor.grad + grad
+
+
+def _detached(tensor):
+    return tensor.detach()

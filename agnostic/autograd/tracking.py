@@ -1,0 +1,261 @@
+"""Recording: GradTensor (tensors that require grad) and the wrapper that makes an op differentiable.
+
+Tensors that need no gradient stay plain ``Tensor`` objects and never pay for autograd: the operator short paths
+only accept ``type(x) is Tensor``. A tensor that requires grad is a ``GradTensor``, whose methods and operators are
+the recording wrappers; the module-level functions check their arguments for GradTensors.
+"""
+
+import inspect
+
+from .._tensor import Tensor, wrap
+from . import graph
+from .grad_mode import _state as _grad_state
+
+
+class GradTensor(Tensor):
+    """A tensor that requires grad or was computed from one (it has a ``grad_fn``)."""
+
+    __slots__ = ()
+
+
+def make_leaf(tensor, cls=GradTensor, requires_grad=True):
+    """A new leaf of class ``cls`` sharing ``tensor``'s memory (how ``nn.Parameter`` is built)."""
+    leaf = object.__new__(cls)
+    leaf._data = tensor._data
+    leaf._device = tensor._device
+    if requires_grad:
+        _check_can_require_grad(tensor)
+        leaf.__dict__["_requires_grad"] = True
+    return leaf
+
+
+def _check_can_require_grad(tensor):
+    if tensor.dtype.category < 2:
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients; "
+                           f"got {tensor.dtype}: convert with .float() first")
+
+
+def set_requires_grad(tensor, requires_grad):
+    """``Tensor.requires_grad_``: only leaves may change it; a plain tensor becomes a GradTensor."""
+    requires_grad = bool(requires_grad)
+    if tensor._grad_fn is not None:
+        if requires_grad:
+            return tensor
+        raise RuntimeError(
+            "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in "
+            "a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+        )
+    if requires_grad:
+        _check_can_require_grad(tensor)
+        if not isinstance(tensor, GradTensor):
+            tensor.__class__ = GradTensor
+    tensor.__dict__["_requires_grad"] = requires_grad
+    return tensor
+
+
+class Context:
+    """What a backward rule sees: the call's arguments and keywords, and its result (detached)."""
+
+    __slots__ = ("args", "kwargs", "result", "versions", "saved")
+
+    def __init__(self, args, kwargs, result, needs_values=True):
+        self.args = args
+        self.kwargs = kwargs
+        self.result = result
+        self.saved = None
+        self.versions = [(t, t._version) for t in _tensors_in(args) if isinstance(t, GradTensor)] \
+            if needs_values else ()
+
+    def check_versions(self, node_name):
+        for tensor, version in self.versions:
+            if tensor._version != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [{tensor.type()} {list(tensor.shape)}] is at version {tensor._version}; "
+                    f"expected version {version} instead (used by {node_name}). Use .clone() before modifying it "
+                    "in place."
+                )
+
+
+def _tensors_in(args):
+    for arg in args:
+        if isinstance(arg, Tensor):
+            yield arg
+        elif isinstance(arg, (list, tuple)):
+            for item in arg:
+                if isinstance(item, Tensor):
+                    yield item
+
+
+def needs_grad(args, kwargs=None):
+    """True when grad mode is on and some Tensor argument requires grad."""
+    if not _grad_state.enabled:
+        return False
+    for arg in args:
+        if isinstance(arg, GradTensor):
+            if arg._requires_grad:
+                return True
+        elif isinstance(arg, (list, tuple)):
+            for item in arg:
+                if isinstance(item, GradTensor) and item._requires_grad:
+                    return True
+    if kwargs:
+        return any(isinstance(v, GradTensor) and v._requires_grad for v in kwargs.values())
+    return False
+
+
+def _detached(value):
+    if isinstance(value, Tensor):
+        return value if type(value) is Tensor else wrap(value._data, value._device)
+    if isinstance(value, list):
+        return [_detached(v) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_detached(v) for v in value)
+    return value
+
+
+def _layout_and_edges(args):
+    layout, edges = [], []
+    for position, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            layout.append((position, None))
+            edges.append(graph.edge_of(arg))
+        elif isinstance(arg, (list, tuple)) and any(isinstance(item, Tensor) for item in arg):
+            layout.append((position, len(arg)))
+            edges.extend(graph.edge_of(item) if isinstance(item, Tensor) else None for item in arg)
+    return layout, edges
+
+
+def _differentiable_outputs(output):
+    items = [output] if isinstance(output, Tensor) else output
+    return [item for item in items if isinstance(item, Tensor) and item.dtype.category >= 2]
+
+
+def attach(output, node):
+    """Turn the plain outputs of a recorded op into GradTensors pointing at ``node``."""
+    outputs = _differentiable_outputs(output)
+    for number, tensor in enumerate(outputs):
+        tensor.__class__ = GradTensor
+        tensor.__dict__.update(_requires_grad=True, _grad_fn=node, _output_nr=number)
+    return output
+
+
+def record(name, rule, args, kwargs, output, is_view=False):
+    """Record ``output = op(*args, **kwargs)`` with backward ``rule``; returns the output, now tracked."""
+    outputs = _differentiable_outputs(output)
+    if not outputs:
+        return output
+    layout, edges = _layout_and_edges(args)
+    result = output if isinstance(output, Tensor) else tuple(output)
+    context = Context(args, kwargs, _detached(result), not getattr(rule, "shape_only", False))
+    meta = [(tuple(t._data.shape), t.dtype, t._device) for t in outputs]
+    node = graph.Node(name, rule, context, edges, layout, meta)
+    attach(output, node)
+    if is_view:
+        for tensor in outputs:
+            tensor.__dict__["_is_view"] = True
+    return output
+
+
+def _bind_tensor_keywords(forward, args, kwargs):
+    """Move Tensor keyword arguments to their positions, so every tensor input has an index for its gradient."""
+    if not any(isinstance(v, Tensor) for v in kwargs.values()):
+        return args, kwargs
+    bound = inspect.signature(forward).bind(*args, **kwargs)
+    positional, keywords = [], {}
+    for parameter in inspect.signature(forward).parameters.values():
+        if parameter.name not in bound.arguments:
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD) and \
+                    any(isinstance(v, Tensor) for k, v in bound.arguments.items()):
+                positional.append(parameter.default)
+            continue
+        value = bound.arguments[parameter.name]
+        if parameter.kind == parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif parameter.kind == parameter.VAR_KEYWORD:
+            keywords.update(value)
+        elif parameter.kind == parameter.KEYWORD_ONLY and not isinstance(value, Tensor):
+            keywords[parameter.name] = value
+        else:
+            positional.append(value)
+    return tuple(positional), keywords
+
+
+def backward_name(op_name):
+    """PyTorch's node names: ``add`` -> ``AddBackward0``."""
+    return "".join(part.capitalize() for part in op_name.strip("_").split("_")) + "Backward0"
+
+
+def differentiable(op_name, forward, rule, is_view=False):
+    """Wrap ``forward`` so calls with inputs that require grad record a node with backward ``rule``
+    (``is_view``: the outputs share the input's memory, so in-place changes to them are refused)."""
+    name = backward_name(op_name)
+
+    def recorded(*args, **kwargs):
+        if not needs_grad(args, kwargs):
+            return forward(*args, **kwargs)
+        args, kwargs = _bind_tensor_keywords(forward, args, kwargs)
+        output = forward(*_detached(args), **kwargs)
+        if output is NotImplemented:
+            return output
+        if output is args[0] and isinstance(output, Tensor):
+            return args[0]  # e.g. .to() of a tensor already there: PyTorch returns self, recording nothing
+        return record(name, rule, args, kwargs, output, is_view)
+
+    recorded.__name__ = getattr(forward, "__name__", op_name)
+    recorded.__doc__ = forward.__doc__
+    recorded.__wrapped__ = forward
+    return recorded
+
+
+def differentiable_inplace(op_name, inplace_forward, out_of_place):
+    """Wrap an in-place method: without grad it runs as is (bumping the version); with grad it computes the
+    recorded out-of-place result on a copy of ``self`` and makes that ``self``'s new history."""
+
+    def recorded(self, *args, **kwargs):
+        if not needs_grad((self,) + args, kwargs):
+            if isinstance(self, GradTensor):
+                _bump_version(self)
+            inplace_forward(self, *args, **kwargs)
+            return self
+        if self._grad_fn is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if self.__dict__.get("_is_view"):
+            raise RuntimeError(
+                f"{op_name}: in-place modification of a view of a tensor that requires grad is not supported "
+                "(its base's history would not see it); use the out-of-place op, or .clone() the view first"
+            )
+        result = out_of_place(differentiable_clone(self), *args, **kwargs)
+        if result.dtype is not self.dtype:
+            from ..ops.elementwise import check_can_cast
+
+            check_can_cast(result.dtype, self.dtype, op_name)
+        _detached(self).copy_(_detached(result))
+        _bump_version(self)
+        if not isinstance(self, GradTensor):
+            self.__class__ = GradTensor
+        self.__dict__.update(_requires_grad=True, _grad_fn=result._grad_fn, _output_nr=result._output_nr)
+        return self
+
+    recorded.__name__ = op_name
+    recorded.__doc__ = inplace_forward.__doc__
+    return recorded
+
+
+def _bump_version(tensor):
+    tensor.__dict__["_version"] = tensor._version + 1
+
+
+def _clone_rule(context, grad):
+    return (grad,)
+
+
+_clone_rule.shape_only = True
+
+
+def differentiable_clone(tensor):
+    """A recorded copy of ``tensor`` (the gradient passes through unchanged)."""
+    copy = tensor.detach().clone()
+    if not needs_grad((tensor,)):
+        return copy
+    return record("CloneBackward0", _clone_rule, (tensor,), {}, copy)
