@@ -58,10 +58,13 @@ def to_device(array, target, non_blocking=False):
     """
     cupy = _backend.require_cupy()
     with _backend.on(target):
-        if not (non_blocking and array.flags.c_contiguous and is_pinned(array)):
-            return cupy.asarray(array)
-        result = cupy.empty(array.shape, array.dtype)
         stream = cupy.cuda.get_current_stream()
+        if not (non_blocking and array.flags.c_contiguous and is_pinned(array)):
+            # A blocking copy is complete on return, as PyTorch's is (copy, then synchronize the stream).
+            result = cupy.asarray(array)
+            stream.synchronize()
+            return result
+        result = cupy.empty(array.shape, array.dtype)
         result.set(array, stream=stream)
         _keep_alive_until_done(stream, array)
         return result

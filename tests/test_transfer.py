@@ -74,6 +74,7 @@ def test_non_blocking_download_is_asynchronous_and_reads_wait_for_it(cuda_device
     import cupy
 
     count = 32 * 2 ** 20
+    agnostic.empty(count, pin_memory=True)  # warm the pinned pool: allocating page-locked memory syncs the GPU
     with cupy.cuda.Device(cuda_device.index):
         result, busy_done = _busy(cuda_device)
         values = agnostic.arange(count, dtype=agnostic.float32, device=cuda_device) + result[0, 0]
@@ -93,6 +94,7 @@ def test_every_host_read_waits_for_an_in_flight_copy(cuda_device, read):
     import cupy
 
     count = 16 * 2 ** 20
+    agnostic.empty(count, pin_memory=True)
     with cupy.cuda.Device(cuda_device.index):
         _busy(cuda_device)
         values = agnostic.full((count,), 7.0, device=cuda_device)
