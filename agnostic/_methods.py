@@ -116,6 +116,15 @@ def install():
     Tensor.T = property(_reversed_dims, doc="All dimensions reversed (a view).")
     Tensor.mT = property(shape.matrix_transpose, doc="The last two dimensions swapped (a view).")
     Tensor.__hash__ = lambda self: id(self)
+    Tensor.record_stream = _record_stream
+
+
+def _record_stream(self, stream):
+    """Keep this CUDA tensor's memory from being reused until the work queued on ``stream`` when the tensor is freed
+    has finished (for tensors used on a side stream), as ``torch.Tensor.record_stream``."""
+    from .cuda.memory import record_stream
+
+    record_stream(self, stream)
 
 
 def _invert(self):

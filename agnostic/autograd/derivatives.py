@@ -165,7 +165,7 @@ def _extremum(pick_first):
         tie = (a == b).to(g.dtype) if isinstance(b, Tensor) and isinstance(a, Tensor) else 0.0
         first = pick_first(a, b).to(g.dtype)
         return fit(g * (first - tie * 0.5) if isinstance(a, Tensor) else None, a), \
-            fit(g * (1 - first - tie * 0.5) if isinstance(b, Tensor) else None, b)
+            fit(g * (1 - first + tie * 0.5) if isinstance(b, Tensor) else None, b)
     return rule
 
 

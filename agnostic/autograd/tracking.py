@@ -195,10 +195,11 @@ def differentiable(op_name, forward, rule, is_view=False):
         if not needs_grad(args, kwargs):
             return forward(*args, **kwargs)
         args, kwargs = _bind_tensor_keywords(forward, args, kwargs)
-        output = forward(*_detached(args), **kwargs)
+        plain = _detached(args)
+        output = forward(*plain, **kwargs)
         if output is NotImplemented:
             return output
-        if output is args[0] and isinstance(output, Tensor):
+        if output is plain[0] and isinstance(output, Tensor):
             return args[0]  # e.g. .to() of a tensor already there: PyTorch returns self, recording nothing
         return record(name, rule, args, kwargs, output, is_view)
 

@@ -6,16 +6,27 @@ from ._devices import (
     init, is_available, is_initialized, set_device, synchronize,
 )
 from ._random import initial_seed, manual_seed, manual_seed_all, seed, seed_all
-from . import comm, nvtx, streams
+from . import comm, memory, nvtx, streams
+from .memory import (
+    OutOfMemoryError, empty_cache, list_gpu_processes, max_memory_allocated, max_memory_cached, max_memory_reserved,
+    mem_get_info, memory_allocated, memory_cached, memory_reserved, memory_snapshot, memory_stats,
+    memory_stats_as_nested_dict, memory_summary, reset_accumulated_memory_stats, reset_max_memory_allocated,
+    reset_max_memory_cached, reset_peak_memory_stats,
+)
 from .streams import (
     Event, Stream, StreamContext, current_blas_handle, current_stream, default_stream, ipc_collect, set_stream, stream,
 )
 
 globals().update(_cuda_types)
+memory.install()
 
 __all__ = [
     "Event", "Stream", "StreamContext", "comm", "current_blas_handle", "current_stream", "default_stream",
-    "ipc_collect", "nvtx", "set_stream", "stream", "streams",
+    "ipc_collect", "nvtx", "set_stream", "stream", "streams", "memory", "OutOfMemoryError", "empty_cache",
+    "list_gpu_processes", "max_memory_allocated", "max_memory_cached", "max_memory_reserved", "mem_get_info",
+    "memory_allocated", "memory_cached", "memory_reserved", "memory_snapshot", "memory_stats",
+    "memory_stats_as_nested_dict", "memory_summary", "reset_accumulated_memory_stats", "reset_max_memory_allocated",
+    "reset_max_memory_cached", "reset_peak_memory_stats",
     "current_device", "device", "device_count", "device_of", "get_device_capability", "get_device_name",
     "get_device_properties", "init", "initial_seed", "is_available", "is_initialized", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "set_device", "synchronize", *sorted(_cuda_types),

@@ -99,9 +99,10 @@ def _fits(value, numpy_dtype):
 
 
 def call(device, function, *args, **kwargs):
-    """Run a backend function with ``device`` current."""
+    """Run a backend function with ``device`` current (NumPy scalars come back as 0-dim arrays)."""
     if device is CPU:
-        return function(*args, **kwargs)
+        result = function(*args, **kwargs)
+        return numpy.asarray(result) if isinstance(result, numpy.generic) else result
     with _backend.on(device):
         return function(*args, **kwargs)
 

@@ -133,8 +133,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: the square root of ``var`` with the same arguments."""
     variance = var(input, dim, unbiased, keepdim, correction=correction)
-    with _backend.on(input._device):
-        return wrap(_backend.namespace(input._device).sqrt(variance._data), input._device)
+    xp = _backend.namespace(input._device)
+    return finish(call(input._device, xp.sqrt, variance._data), variance.dtype, input._device)
 
 
 def _ordered_input(name, input):

@@ -1,0 +1,653 @@
+"""CUDA memory management as ``torch.cuda`` does it: PyTorch's caching-allocator statistics over CuPy's memory pools.
+
+``install()`` makes agnostic's allocator CuPy's allocator once CUDA starts. Each device gets two CuPy
+``SingleDeviceMemoryPool`` s, PyTorch's small pool (requests up to 1 MiB) and large pool, whose ``cudaMalloc`` goes
+through agnostic so every segment is counted; every block handed to CuPy carries a small owner object whose finalizer
+counts the free. CuPy still caches and reuses freed blocks, and ``memory_stats`` reports PyTorch's figures exactly.
+Importing this module never imports CuPy.
+"""
+
+import bisect
+import collections
+import warnings
+
+from .. import _backend
+from ._devices import _index
+
+_SMALL_SIZE = 1 << 20  # PyTorch's kSmallSize: requests up to 1 MiB are served by the small pool
+_FAMILIES = (
+    "allocation", "segment", "active", "allocated_bytes", "reserved_bytes", "active_bytes", "requested_bytes",
+)
+_POOL_KEYS = ("all", "large_pool", "small_pool")
+
+
+class OutOfMemoryError(RuntimeError):
+    """CUDA out of memory (``torch.cuda.OutOfMemoryError``): even after freeing the cache the request did not fit.
+
+    Attributes: ``device``, ``requested`` (bytes, rounded as allocated), ``free`` and ``total`` (``cudaMemGetInfo``),
+    ``allocated`` and ``reserved`` (by agnostic on that device).
+    """
+
+
+def _round(size):
+    """Bytes a request occupies: CuPy, like cudaMalloc and PyTorch, rounds up to 512-byte units."""
+    return (size + 511) & -512
+
+
+class _Stats:
+    """Counters of one pool of a device (or, with ``all`` None, of the whole device).
+
+    Active blocks are the blocks in use plus the freed ones parked for ``record_stream`` (``pn``, ``pb``). While none
+    is parked the active figures equal the allocation figures, so the hot path updates ``an_peak``/``ab_peak`` only
+    while some are parked, and the active peaks read as ``max(an_peak, n_peak)``.
+    """
+
+    _COUNTERS = (
+        "n", "n_peak", "n_total", "b", "b_peak", "b_total", "r", "r_peak", "r_total",  # blocks, bytes, requested
+        "pn", "pb", "an_peak", "ab_peak",  # parked blocks and bytes; active peaks reached while some were parked
+        "sn", "sn_peak", "sn_total", "sb", "sb_peak", "sb_total",  # segments (cudaMalloc), reserved bytes
+    )
+    __slots__ = _COUNTERS + ("base", "all", "pool", "kind", "device", "allocator", "live", "segments")
+
+    def __init__(self, kind, device, all=None, allocator=None):
+        for name in self._COUNTERS:
+            setattr(self, name, 0)
+        self.kind, self.device, self.all, self.allocator = kind, device, all, allocator
+        self.pool = None
+        self.live = {}      # block address -> requested bytes
+        self.segments = {}  # segment address -> bytes
+        self.reset_accumulated()
+
+    def add_segment(self, size):
+        """Count a segment the pool got from cudaMalloc."""
+        self.sn += 1
+        self.sn_total += 1
+        self.sb += size
+        self.sb_total += size
+        if self.sn > self.sn_peak:
+            self.sn_peak = self.sn
+        if self.sb > self.sb_peak:
+            self.sb_peak = self.sb
+
+    def remove_segment(self, size):
+        """Count a segment given back with cudaFree."""
+        self.sn -= 1
+        self.sb -= size
+
+    def park(self, size):
+        """Count a freed block parked for its recorded streams (it stays active)."""
+        self.pn += 1
+        self.pb += size
+
+    def unpark(self, size):
+        """Count a parked block handed back to the pool."""
+        self.pn -= 1
+        self.pb -= size
+
+    def currents(self):
+        """Current value of each family, in ``_FAMILIES`` order."""
+        return (self.n, self.sn, self.n + self.pn, self.b, self.sb, self.b + self.pb, self.r)
+
+    def figures(self):
+        """``{family: {"current", "peak", "allocated", "freed"}}`` (PyTorch's Stat; freed follows from the rest)."""
+        peaks = (self.n_peak, self.sn_peak, max(self.an_peak, self.n_peak), self.b_peak, self.sb_peak,
+                 max(self.ab_peak, self.b_peak), self.r_peak)
+        totals = (self.n_total, self.sn_total, self.n_total, self.b_total, self.sb_total, self.b_total, self.r_total)
+        return {family: {"current": current, "peak": peak, "allocated": total,
+                         "freed": total - current + self.base[family]}
+                for family, current, peak, total in zip(_FAMILIES, self.currents(), peaks, totals)}
+
+    def reset_peaks(self):
+        """Peaks become the current values."""
+        self.n_peak, self.b_peak, self.r_peak = self.n, self.b, self.r
+        self.an_peak, self.ab_peak = self.n + self.pn, self.b + self.pb
+        self.sn_peak, self.sb_peak = self.sn, self.sb
+
+    def reset_accumulated(self):
+        """Allocated and freed totals restart from zero."""
+        self.n_total = self.b_total = self.r_total = self.sn_total = self.sb_total = 0
+        self.base = dict(zip(_FAMILIES, self.currents()))
+
+
+class _DeviceState:
+    """One device's pools and counters."""
+
+    __slots__ = ("index", "all", "small", "large", "retries", "ooms")
+
+    def __init__(self, index, allocator=None):
+        self.index = index
+        self.all = _Stats("all", index)
+        self.small = _Stats("small", index, self.all, allocator)
+        self.large = _Stats("large", index, self.all, allocator)
+        self.retries = self.ooms = 0
+
+    def nested(self):
+        """PyTorch's nested statistics dict."""
+        by_pool = {"all": self.all.figures(), "large_pool": self.large.figures(), "small_pool": self.small.figures()}
+        result = {family: {pool: by_pool[pool][family] for pool in _POOL_KEYS} for family in _FAMILIES}
+        segments = result["segment"]["all"]
+        zero = {"current": 0, "peak": 0, "allocated": 0, "freed": 0}
+        result.update(
+            num_alloc_retries=self.retries, num_ooms=self.ooms, num_sync_all_streams=0,
+            num_device_alloc=segments["allocated"], num_device_free=segments["freed"], max_split_size=-1,
+            oversize_allocations=dict(zero), oversize_segments=dict(zero),
+        )
+        return result
+
+    def reset_peaks(self):
+        """Every peak becomes its current value."""
+        for stats in (self.all, self.small, self.large):
+            stats.reset_peaks()
+
+    def reset_accumulated(self):
+        """Totals, retries and OOMs restart from zero."""
+        for stats in (self.all, self.small, self.large):
+            stats.reset_accumulated()
+        self.retries = self.ooms = 0
+
+
+class _Block:
+    """Owner of a block handed to CuPy: keeps the pool's block alive; its finalizer counts the free."""
+
+    __slots__ = ("inner", "stats", "size", "requested", "ptr", "streams")
+
+    def __del__(self):
+        # Inlined, as in malloc: this runs on every free.
+        size, requested, pool = self.size, self.requested, self.stats
+        device = pool.all
+        pool.n -= 1
+        pool.b -= size
+        pool.r -= requested
+        device.n -= 1
+        device.b -= size
+        device.r -= requested
+        del pool.live[self.ptr]
+
+
+class _StreamBlock(_Block):
+    """A block used on other streams (``record_stream``): freed, it waits for them before the pool may reuse it."""
+
+    __slots__ = ()
+
+    def __del__(self):
+        _Block.__del__(self)
+        try:
+            self.stats.allocator.park(self)
+        except Exception:  # no event can be recorded (CUDA shut down or broken): the block goes back to the pool now
+            pass
+
+
+class _Pending:
+    """A freed block waiting for the events recorded on its streams."""
+
+    __slots__ = ("events", "inner", "stats", "size", "requested", "ptr")
+
+
+class _Segment:
+    """Owner of one cudaMalloc'ed segment lent to a CuPy pool; its finalizer counts the cudaFree."""
+
+    __slots__ = ("memory", "stats", "size", "ptr")
+
+    def __del__(self):
+        stats = self.stats
+        stats.remove_segment(self.size)
+        stats.all.remove_segment(self.size)
+        del stats.segments[self.ptr]
+
+
+class _Allocator:
+    """CuPy allocator over two CuPy pools per device, keeping PyTorch's memory statistics."""
+
+    def __init__(self, cupy):
+        cuda = cupy.cuda
+        memory = cuda.memory
+        self._Pool = memory.SingleDeviceMemoryPool
+        self._Memory = memory.Memory
+        self._Unowned = memory.UnownedMemory
+        self._Pointer = memory.MemoryPointer
+        self._PoolOutOfMemory = memory.OutOfMemoryError
+        self._device_id = cuda.device.get_device_id
+        self._Device = cuda.Device
+        self._Event = cuda.Event
+        self._runtime = cuda.runtime
+        self.devices = [None] * cuda.runtime.getDeviceCount()
+        self.pending = []
+        self.malloc = self._make_malloc()
+
+    def _make_malloc(self):
+        """The allocator function handed to CuPy (a closure: this runs for every array CuPy creates)."""
+        devices, pending, device_id, open_device = self.devices, self.pending, self._device_id, self._open
+        pointer, unowned, pool_out_of_memory = self._Pointer, self._Unowned, self._PoolOutOfMemory
+        release_completed, retry, new_block = self.release_completed, self._retry, _Block
+
+        def malloc(size):
+            """Allocate ``size`` bytes on the current device and stream (CuPy's allocator interface)."""
+            if pending:
+                release_completed()
+            if not size:  # CuPy's pools hand out a null pointer here; PyTorch counts nothing either
+                return pointer(unowned(0, 0, None, device_id()), 0)
+            index = device_id()
+            device = devices[index] or open_device(index)
+            pool = device.small if size <= _SMALL_SIZE else device.large
+            try:
+                inner = pool.pool.malloc(size)
+            except pool_out_of_memory:
+                inner = retry(device, pool, size)
+            ptr = inner.ptr
+            rounded = (size + 511) & -512
+            block = new_block()
+            block.inner, block.stats, block.size, block.requested, block.ptr = inner, pool, rounded, size, ptr
+            pool.live[ptr] = size
+            # Inlined for speed (twice the same: the pool's counters, then the device's).
+            counts = pool
+            counts.n += 1
+            counts.n_total += 1
+            counts.b += rounded
+            counts.b_total += rounded
+            counts.r += size
+            counts.r_total += size
+            if counts.n > counts.n_peak:
+                counts.n_peak = counts.n
+            if counts.b > counts.b_peak:
+                counts.b_peak = counts.b
+            if counts.r > counts.r_peak:
+                counts.r_peak = counts.r
+            if counts.pn:
+                counts.an_peak = max(counts.an_peak, counts.n + counts.pn)
+                counts.ab_peak = max(counts.ab_peak, counts.b + counts.pb)
+            counts = device.all
+            counts.n += 1
+            counts.n_total += 1
+            counts.b += rounded
+            counts.b_total += rounded
+            counts.r += size
+            counts.r_total += size
+            if counts.n > counts.n_peak:
+                counts.n_peak = counts.n
+            if counts.b > counts.b_peak:
+                counts.b_peak = counts.b
+            if counts.r > counts.r_peak:
+                counts.r_peak = counts.r
+            if counts.pn:
+                counts.an_peak = max(counts.an_peak, counts.n + counts.pn)
+                counts.ab_peak = max(counts.ab_peak, counts.b + counts.pb)
+            return pointer(unowned(ptr, rounded, block, index), 0)
+
+        return malloc
+
+    def _open(self, index):
+        """Create the current device's pools on its first allocation."""
+        device = _DeviceState(index, self)
+        for stats in (device.small, device.large):
+            stats.pool = self._Pool(lambda size, stats=stats: self._segment(stats, size))
+        self.devices[index] = device
+        return device
+
+    def _segment(self, stats, size):
+        """cudaMalloc a segment for a pool, owned by a counting _Segment (CuPy's pool handles a failure)."""
+        memory = self._Memory(size)
+        segment = _Segment()
+        segment.memory, segment.stats, segment.size, segment.ptr = memory, stats, size, memory.ptr
+        stats.segments[memory.ptr] = size
+        stats.add_segment(size)
+        stats.all.add_segment(size)
+        return self._Pointer(self._Unowned(memory.ptr, size, segment, memory.device_id), 0)
+
+    def _retry(self, device, stats, size):
+        """Out of memory: give every cached block back to the driver, try once more, else raise OutOfMemoryError."""
+        device.retries += 1
+        self.release_completed(wait=True)
+        device.small.pool.free_all_blocks()
+        device.large.pool.free_all_blocks()
+        try:
+            return stats.pool.malloc(size)
+        except self._PoolOutOfMemory as again:
+            device.ooms += 1
+            raise self._out_of_memory(device, _round(size)) from again
+
+    def _out_of_memory(self, device, size):
+        """PyTorch's out-of-memory error, with the request, the free memory and agnostic's share."""
+        free, total = self._runtime.memGetInfo()
+        allocated, reserved = device.all.b, device.all.sb
+        error = OutOfMemoryError(
+            f"CUDA out of memory. Tried to allocate {_format_size(size)}. GPU {device.index} has a total capacity of "
+            f"{_format_size(total)} of which {_format_size(free)} is free. Of the allocated memory "
+            f"{_format_size(allocated)} is allocated by agnostic, and {_format_size(reserved - allocated)} is "
+            "reserved by agnostic but unallocated. If reserved but unallocated memory is large, free tensors you no "
+            "longer need or split large allocations."
+        )
+        error.device, error.requested, error.free, error.total = device.index, size, free, total
+        error.allocated, error.reserved = allocated, reserved
+        return error
+
+    def park(self, block):
+        """Keep a freed block from the pool until the work queued now on its recorded streams has completed."""
+        events = []
+        for stream in block.streams:
+            with self._Device(stream.device_id if stream.device_id >= 0 else block.stats.device):
+                events.append(stream.record(self._Event(disable_timing=True)))
+        entry = _Pending()
+        entry.events, entry.inner, entry.stats = events, block.inner, block.stats
+        entry.size, entry.requested, entry.ptr = block.size, block.requested, block.ptr
+        self.pending.append(entry)
+        block.stats.park(block.size)
+        block.stats.all.park(block.size)
+
+    def release_completed(self, wait=False):
+        """Return to the pools the parked blocks whose streams have caught up (waiting for all when ``wait``)."""
+        for entry in tuple(self.pending):
+            if wait:
+                for event in entry.events:
+                    event.synchronize()
+            elif not all(event.done for event in entry.events):
+                continue
+            try:
+                self.pending.remove(entry)
+            except ValueError:  # another thread released it meanwhile
+                continue
+            entry.stats.unpark(entry.size)
+            entry.stats.all.unpark(entry.size)
+            entry.inner = None
+
+    def state(self, index):
+        """The counters of device ``index`` (zeros before its first allocation)."""
+        return self.devices[index] or _DeviceState(index)
+
+    def empty_cache(self):
+        """Give every cached, unused block of every device back to the driver."""
+        self.release_completed(wait=True)
+        for device in self.devices:
+            if device is not None:
+                with self._Device(device.index):
+                    device.small.pool.free_all_blocks()
+                    device.large.pool.free_all_blocks()
+
+    def snapshot(self):
+        """PyTorch's ``memory_snapshot()``: every segment with the blocks that tile it."""
+        segments = []
+        for device in self.devices:
+            if device is None:
+                continue
+            for stats in (device.large, device.small):
+                blocks = [(ptr, _round(requested), requested, "active_allocated")
+                          for ptr, requested in stats.live.items()]
+                blocks += [(entry.ptr, entry.size, entry.requested, "active_pending_free")
+                           for entry in self.pending if entry.stats is stats]
+                blocks.sort()
+                for address, size in sorted(stats.segments.items()):
+                    segments.append(_segment_record(device.index, stats.kind, address, size, blocks))
+        return segments
+
+
+def _segment_record(device, kind, address, size, blocks):
+    """One segment of ``memory_snapshot()``; free gaps between its blocks are listed as inactive blocks."""
+    start = bisect.bisect_left(blocks, (address,))
+    end = address + size
+    records, cursor = [], address
+    for ptr, rounded, requested, state in blocks[start:]:
+        if ptr >= end:
+            break
+        if ptr > cursor:
+            records.append({"address": cursor, "size": ptr - cursor, "requested_size": 0, "state": "inactive"})
+        records.append({"address": ptr, "size": rounded, "requested_size": requested, "state": state})
+        cursor = ptr + rounded
+    if cursor < end:
+        records.append({"address": cursor, "size": end - cursor, "requested_size": 0, "state": "inactive"})
+    allocated = sum(b["size"] for b in records if b["state"] == "active_allocated")
+    return {
+        "device": device, "address": address, "total_size": size, "allocated_size": allocated,
+        "active_size": sum(b["size"] for b in records if b["state"] != "inactive"),
+        "requested_size": sum(b["requested_size"] for b in records), "segment_type": kind,
+        "is_expandable": False, "blocks": records,
+    }
+
+
+def _format_size(size):
+    """Bytes as PyTorch's out-of-memory message writes them (``2.00 MiB``, ``10240.00 GiB``)."""
+    if size <= 1024:
+        return f"{size} bytes"
+    for unit, scale in (("KiB", 1 << 10), ("MiB", 1 << 20)):
+        if size <= scale << 10:
+            return f"{size / scale:.2f} {unit}"
+    return f"{size / (1 << 30):.2f} GiB"
+
+
+# ----- installation -------------------------------------------------------------------------------------------
+
+_allocator = None
+_installed = False
+
+
+def install():
+    """Make agnostic's allocator CuPy's allocator when CUDA starts (at once if it already has); idempotent."""
+    global _installed
+    if not _installed:
+        _installed = True
+        _backend.on_cuda_init(_attach)
+
+
+def _attach(cupy):
+    global _allocator
+    _allocator = _Allocator(cupy)
+    cupy.cuda.set_allocator(_allocator.malloc)
+
+
+def _require():
+    """The installed allocator, CUDA initialized; or the RuntimeError saying why CUDA cannot be used."""
+    install()
+    _backend.require_cupy()
+    return _allocator
+
+
+def _state(device):
+    allocator = _require()
+    return allocator.state(_index(device))
+
+
+# ----- statistics ---------------------------------------------------------------------------------------------
+
+def memory_stats_as_nested_dict(device=None):
+    """The allocator statistics of ``device`` (None: the current device) as nested dicts."""
+    return _state(device).nested()
+
+
+def memory_stats(device=None):
+    """The allocator statistics of ``device`` as an OrderedDict with PyTorch's flat dotted keys, sorted
+    (``allocated_bytes.all.current``, ``reserved_bytes.large_pool.peak``, ``num_ooms``...)."""
+    return _flatten(memory_stats_as_nested_dict(device))
+
+
+def _flatten(nested, prefix=""):
+    """Nested statistics as a sorted OrderedDict of dotted keys."""
+    flat = []
+    for key, value in nested.items():
+        name = f"{prefix}{key}"
+        flat.extend(_flatten(value, name + ".").items() if isinstance(value, dict) else [(name, value)])
+    return collections.OrderedDict(sorted(flat))
+
+
+def memory_allocated(device=None):
+    """Bytes currently held by tensors on ``device`` (blocks rounded up to 512 bytes)."""
+    return _state(device).all.b
+
+
+def max_memory_allocated(device=None):
+    """Peak of ``memory_allocated`` since the start or the last ``reset_peak_memory_stats``."""
+    return _state(device).all.b_peak
+
+
+def memory_reserved(device=None):
+    """Bytes the allocator holds from the driver on ``device`` (in use or cached)."""
+    return _state(device).all.sb
+
+
+def max_memory_reserved(device=None):
+    """Peak of ``memory_reserved`` since the start or the last ``reset_peak_memory_stats``."""
+    return _state(device).all.sb_peak
+
+
+def memory_cached(device=None):
+    """Deprecated; see ``memory_reserved``."""
+    warnings.warn("agnostic.cuda.memory_cached has been renamed to agnostic.cuda.memory_reserved", FutureWarning,
+                  stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    """Deprecated; see ``max_memory_reserved``."""
+    warnings.warn("agnostic.cuda.max_memory_cached has been renamed to agnostic.cuda.max_memory_reserved",
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device)
+
+
+def reset_peak_memory_stats(device=None):
+    """Make every ``peak`` statistic of ``device`` its current value."""
+    _state_to_reset(device).reset_peaks()
+
+
+def reset_accumulated_memory_stats(device=None):
+    """Restart every ``allocated``/``freed`` total (and the retry, OOM, cudaMalloc counts) of ``device`` from 0."""
+    _state_to_reset(device).reset_accumulated()
+
+
+def reset_max_memory_allocated(device=None):
+    """Deprecated: resets every peak, as ``reset_peak_memory_stats``."""
+    warnings.warn("agnostic.cuda.reset_max_memory_allocated now calls agnostic.cuda.reset_peak_memory_stats, which "
+                  "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None):
+    """Deprecated: resets every peak, as ``reset_peak_memory_stats``."""
+    warnings.warn("agnostic.cuda.reset_max_memory_cached now calls agnostic.cuda.reset_peak_memory_stats, which "
+                  "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def _state_to_reset(device):
+    allocator = _require()
+    index = _index(device)
+    return allocator.devices[index] or _DeviceState(index)
+
+
+def _size_cell(value, reference):
+    unit = "B  "
+    for bigger in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        if reference < 768 * 1024:
+            break
+        unit, value, reference = bigger, value // 1024, reference / 1024
+    return f"{value:6d} {unit}"
+
+
+def _count_cell(value, reference):
+    unit = " "
+    for bigger in ("K", "M"):
+        if reference < 750 * 1000:
+            break
+        unit, value, reference = bigger, value // 1000, reference / 1000
+    return f"{value:7d} {unit} "
+
+
+_SUMMARY_ROWS = (
+    ("allocated_bytes", "Allocated memory", _size_cell),
+    ("active_bytes", "Active memory", _size_cell),
+    ("requested_bytes", "Requested memory", _size_cell),
+    ("reserved_bytes", "GPU reserved memory", _size_cell),
+    ("allocation", "Allocations", _count_cell),
+    ("active", "Active allocs", _count_cell),
+    ("segment", "GPU reserved segments", _count_cell),
+)
+
+
+def memory_summary(device=None, abbreviated=False):
+    """A table of ``memory_stats(device)`` as PyTorch prints it (``abbreviated``: without the pool split)."""
+    _require()
+    index = _index(device)
+    return _summary_table(index, memory_stats(index), abbreviated)
+
+
+def _summary_table(index, stats, abbreviated):
+    rule, double = "-" * 75, "=" * 75
+    lines = [
+        double, f" {'':16} agnostic CUDA memory summary, device ID {index:<16d} ", rule,
+        f"  {'':9} CUDA OOMs: {stats['num_ooms']:<12d} | {'':6} cudaMalloc retries: {stats['num_alloc_retries']:<8d}  ",
+        double, "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ",
+    ]
+    pools = [("all", None)] + ([] if abbreviated else [("large_pool", "      from large pool"),
+                                                        ("small_pool", "      from small pool")])
+    for family, title, cell in _SUMMARY_ROWS:
+        lines.append(rule)
+        columns = ("current", "peak", "allocated", "freed")
+        references = [stats[f"{family}.all.{column}"] for column in columns]
+        for pool, name in pools:
+            cells = " | ".join(cell(stats[f"{family}.{pool}.{column}"], reference)
+                               for column, reference in zip(columns, references))
+            lines.append(f" {name or title:<21} | {cells} ")
+    lines.append(double)
+    return "|" + "|\n|".join(lines) + "|\n"
+
+
+def memory_snapshot():
+    """Every segment the allocator holds on every device: ``device``, ``address``, ``total_size``,
+    ``allocated_size``, ``active_size``, ``requested_size``, ``segment_type`` and ``blocks`` (``address``, ``size``,
+    ``requested_size``, ``state``: active_allocated, active_pending_free or inactive)."""
+    return _require().snapshot()
+
+
+# ----- the driver's view --------------------------------------------------------------------------------------
+
+def empty_cache():
+    """Give every cached, unused block back to the driver, so other processes (and ``mem_get_info``) see it free.
+    Blocks still split around tensors in use stay reserved."""
+    _require().empty_cache()
+
+
+def mem_get_info(device=None):
+    """``(free, total)`` bytes of ``device`` according to the driver (``cudaMemGetInfo``)."""
+    cupy = _backend.require_cupy()
+    with cupy.cuda.Device(_index(device)):
+        return cupy.cuda.runtime.memGetInfo()
+
+
+def list_gpu_processes(device=None):
+    """The processes using ``device`` and their GPU memory, from NVML (needs the ``pynvml`` package)."""
+    cupy = _backend.require_cupy()
+    index = _index(device)
+    try:
+        import pynvml
+    except ModuleNotFoundError:
+        return "pynvml module not found, please install pynvml"
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByPciBusId(cupy.cuda.Device(index).pci_bus_id.encode())
+    processes = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+    lines = [f"GPU:{index}"] + [f"process {p.pid:>10d} uses {p.usedGpuMemory / 2 ** 20:>12.3f} MB GPU memory"
+                                for p in processes]
+    return "\n".join(lines if processes else lines + ["no processes are running"])
+
+
+# ----- streams ------------------------------------------------------------------------------------------------
+
+def record_stream(tensor, stream):
+    """Mark ``tensor``'s memory as used by ``stream`` (``Tensor.record_stream``): once the tensor is freed, its block
+    is not reused until the work queued on ``stream`` by then has completed. ``stream`` is an agnostic.cuda.Stream
+    (anything with a ``cupy_stream``) or a cupy Stream."""
+    if tensor.device.type != "cuda":
+        raise RuntimeError(f"record_stream expects a CUDA tensor, got one on {tensor.device}")
+    raw = getattr(stream, "cupy_stream", stream)
+    if not hasattr(raw, "ptr") or not hasattr(raw, "record"):
+        raise TypeError(f"record_stream expects an agnostic.cuda.Stream or a cupy Stream, got {type(stream).__name__}")
+    block = getattr(tensor._data.data.mem, "_owner", None)
+    if not isinstance(block, _Block):  # memory agnostic did not allocate (DLPack, CuPy's pool): nothing to delay
+        return
+    if type(block) is _Block:
+        block.streams = []
+        block.__class__ = _StreamBlock
+    if raw not in block.streams:  # cupy streams compare by handle
+        block.streams.append(raw)
+
+
+def release_completed_blocks():
+    """Return to the pools the freed ``record_stream`` blocks whose streams have caught up (done on every
+    allocation anyway; cheap, for synchronize points)."""
+    if _allocator is not None and _allocator.pending:
+        _allocator.release_completed()

@@ -1,0 +1,241 @@
+"""Autograd behaviour as torch.autograd: recording, backward, accumulation, hooks, grad modes, custom Functions."""
+
+import numpy
+import pytest
+
+import agnostic
+from agnostic.autograd import Function, gradcheck
+
+
+def _values(tensor):
+    return tensor.detach().cpu().numpy()
+
+
+def test_backward_accumulates_into_leaves(device):
+    x = agnostic.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    (x * x).sum().backward()
+    numpy.testing.assert_allclose(_values(x.grad), [2.0, 4.0, 6.0])
+    (3 * x).sum().backward()
+    numpy.testing.assert_allclose(_values(x.grad), [5.0, 7.0, 9.0])
+    assert x.grad.device == device
+
+
+def test_metadata_of_recorded_tensors(device):
+    x = agnostic.ones(2, device=device, requires_grad=True)
+    y = x + 1
+    assert x.is_leaf and x.grad_fn is None and x.requires_grad
+    assert not y.is_leaf and y.requires_grad
+    assert y.grad_fn.name() == "AddBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
+    assert "grad_fn=<AddBackward0>" in repr(y)
+    assert "requires_grad=True" in repr(x)
+    plain = agnostic.ones(2, device=device)
+    assert not plain.requires_grad and plain.grad is None and plain.is_leaf
+    assert not (plain + 1).requires_grad
+
+
+def test_broadcast_gradients_are_summed_back_to_input_shape(device):
+    a = agnostic.ones(3, 1, device=device, requires_grad=True)
+    b = agnostic.ones(4, device=device, requires_grad=True)
+    (a * b).sum().backward()
+    assert a.grad.shape == (3, 1) and b.grad.shape == (4,)
+    numpy.testing.assert_allclose(_values(a.grad), [[4.0]] * 3)
+    numpy.testing.assert_allclose(_values(b.grad), [3.0] * 4)
+
+
+def test_mixed_dtypes_give_gradients_in_each_input_dtype(device):
+    a = agnostic.ones(3, dtype=agnostic.float32, device=device, requires_grad=True)
+    b = agnostic.ones(3, dtype=agnostic.float64, device=device, requires_grad=True)
+    (a * b).sum().backward()
+    assert a.grad.dtype is agnostic.float32 and b.grad.dtype is agnostic.float64
+
+
+def test_non_scalar_backward_needs_a_gradient(device):
+    x = agnostic.ones(3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        (x * 2).backward()
+    (x * 2).backward(agnostic.tensor([1.0, 2.0, 3.0], device=device))
+    numpy.testing.assert_allclose(_values(x.grad), [2.0, 4.0, 6.0])
+
+
+def test_backward_twice_needs_retain_graph(device):
+    x = agnostic.ones(2, device=device, requires_grad=True)
+    y = (x.exp() * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_backward_without_grad_is_an_error(device):
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        agnostic.ones(2, device=device).sum().backward()
+
+
+def test_only_floating_tensors_can_require_grad(device):
+    with pytest.raises(RuntimeError, match="floating point and complex"):
+        agnostic.ones(2, dtype=agnostic.int64, device=device).requires_grad_()
+    with pytest.raises(RuntimeError, match="leaf variables"):
+        (agnostic.ones(2, device=device, requires_grad=True) * 2).requires_grad_(False)
+
+
+def test_grad_modes(device):
+    x = agnostic.ones(2, device=device, requires_grad=True)
+    with agnostic.no_grad():
+        assert not (x * 2).requires_grad
+        assert not agnostic.is_grad_enabled()
+        with agnostic.enable_grad():
+            assert (x * 2).requires_grad
+    with agnostic.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert agnostic.is_grad_enabled()
+    with agnostic.inference_mode():
+        assert not (x * 2).requires_grad
+
+    @agnostic.no_grad()
+    def doubled(t):
+        return t * 2
+
+    assert not doubled(x).requires_grad
+
+
+def test_in_place_on_a_leaf_that_requires_grad_is_refused(device):
+    x = agnostic.ones(2, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        x.add_(1)
+    with agnostic.no_grad():
+        x.add_(1)  # optimizers do this
+    numpy.testing.assert_allclose(_values(x), [2.0, 2.0])
+
+
+def test_in_place_on_non_leaf_records_history(device):
+    x = agnostic.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = x * 1
+    y.mul_(x)
+    y += 1
+    y.sum().backward()
+    numpy.testing.assert_allclose(_values(x.grad), [2.0, 4.0])
+
+
+def test_modifying_a_saved_tensor_in_place_is_detected(device):
+    x = agnostic.ones(2, device=device, requires_grad=True)
+    y = x * 2
+    z = y * y  # saves y
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_setitem_on_non_leaf(device):
+    x = agnostic.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y = x * 2
+    y[0] = 0.0
+    y.sum().backward()
+    numpy.testing.assert_allclose(_values(x.grad), [0.0, 2.0, 2.0])
+
+
+def test_retain_grad_and_hooks(device):
+    x = agnostic.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    seen = []
+    handle = y.register_hook(lambda g: seen.append(_values(g)))
+    x.register_hook(lambda g: g * 10)
+    (y * y).sum().backward()
+    numpy.testing.assert_allclose(_values(y.grad), [6.0, 12.0])
+    numpy.testing.assert_allclose(seen[0], [6.0, 12.0])
+    numpy.testing.assert_allclose(_values(x.grad), [180.0, 360.0])
+    handle.remove()
+    x.grad = None
+    (x * 3 * 2).sum().backward()
+    assert len(seen) == 1
+
+
+def test_autograd_grad_leaves_dot_grad_alone(device):
+    x = agnostic.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (gx,) = agnostic.autograd.grad((x ** 3).sum(), x)
+    numpy.testing.assert_allclose(_values(gx), [3.0, 12.0])
+    assert x.grad is None
+
+
+def test_second_derivatives_with_create_graph(device):
+    x = agnostic.tensor([1.0, 2.0], dtype=agnostic.float64, device=device, requires_grad=True)
+    (first,) = agnostic.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    (second,) = agnostic.autograd.grad(first.sum(), x)
+    numpy.testing.assert_allclose(_values(second), [6.0, 12.0])
+    (first_tanh,) = agnostic.autograd.grad(x.tanh().sum(), x, create_graph=True)
+    (second_tanh,) = agnostic.autograd.grad(first_tanh.sum(), x)
+    t = numpy.tanh([1.0, 2.0])
+    numpy.testing.assert_allclose(_values(second_tanh), -2 * t * (1 - t * t), rtol=1e-12)
+
+
+def test_unused_input_needs_allow_unused(device):
+    x = agnostic.ones(2, device=device, requires_grad=True)
+    unused = agnostic.ones(2, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="allow_unused=True"):
+        agnostic.autograd.grad((x * 2).sum(), [x, unused])
+    assert agnostic.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)[1] is None
+
+
+def test_detach_and_data_share_memory_without_history(device):
+    x = agnostic.ones(2, device=device, requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None
+    d[0] = 5.0
+    assert _values(y)[0] == 5.0
+    assert not x.data.requires_grad
+    x.data.fill_(3.0)
+    assert _values(x)[0] == 3.0
+
+
+class _Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 * x * x
+
+
+def test_custom_function(device):
+    x = agnostic.tensor([1.0, 2.0], dtype=agnostic.float64, device=device, requires_grad=True)
+    y = _Cube.apply(x)
+    assert y.grad_fn.name() == "_CubeBackward"
+    y.sum().backward()
+    numpy.testing.assert_allclose(_values(x.grad), [3.0, 12.0])
+    assert gradcheck(_Cube.apply, (x,))
+
+
+def test_gradcheck_reports_a_wrong_backward(device):
+    class Wrong(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+
+    x = agnostic.ones(2, dtype=agnostic.float64, device=device, requires_grad=True)
+    with pytest.raises(agnostic.autograd.GradcheckError, match="Jacobian mismatch"):
+        gradcheck(Wrong.apply, (x,))
+    assert not gradcheck(Wrong.apply, (x,), raise_exception=False)
+
+
+def test_move_between_devices_keeps_history(device):
+    x = agnostic.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (x.to("cpu") * 2).sum().backward()
+    assert x.grad.device == device
+    numpy.testing.assert_allclose(_values(x.grad), [2.0, 2.0])
+    assert x.to(device) is x
+
+
+def test_views_of_tensors_needing_grad_refuse_in_place_changes(device):
+    x = agnostic.ones(2, 3, device=device, requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match="view"):
+        y[0].add_(1)
