@@ -30,8 +30,8 @@ from .ops.indexing import (
 )
 from .ops.linalg import bmm, dot, einsum, ger, inner, matmul, mm, mv, outer
 from .ops.random import (
-    Generator, bernoulli, initial_seed, manual_seed, normal, rand, rand_like, randint, randint_like, randn,
-    randn_like, randperm, seed,
+    Generator, bernoulli, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randint_like,
+    randn, randn_like, randperm, seed, set_rng_state,
 )
 from .ops.reduction import (
     all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp, max, mean, min, norm, prod,

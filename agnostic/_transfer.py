@@ -86,7 +86,7 @@ def to_host(array, source, non_blocking=False, out=None):
             destination = out
         contiguous = array if array.flags.c_contiguous else cupy.ascontiguousarray(array)
         stream = cupy.cuda.get_current_stream()
-        contiguous.get(stream=stream, out=destination)
+        contiguous.get(stream=stream, out=destination, blocking=False)
         event = stream.record()
         _copies_in_flight.append((event, (contiguous,)))
         return destination, event

@@ -5,7 +5,10 @@ from ._devices import (
     current_device, device, device_count, device_of, get_device_capability, get_device_name, get_device_properties,
     init, is_available, is_initialized, set_device, synchronize,
 )
-from ._random import initial_seed, manual_seed, manual_seed_all, seed, seed_all
+from ._random import (
+    get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
+    set_rng_state_all,
+)
 from . import comm, memory, nvtx, streams
 from .memory import (
     OutOfMemoryError, empty_cache, list_gpu_processes, max_memory_allocated, max_memory_cached, max_memory_reserved,
@@ -22,7 +25,7 @@ memory.install()
 
 __all__ = [
     "Event", "Stream", "StreamContext", "comm", "current_blas_handle", "current_stream", "default_stream",
-    "ipc_collect", "nvtx", "set_stream", "stream", "streams", "memory", "OutOfMemoryError", "empty_cache",
+    "ipc_collect", "get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all", "nvtx", "set_stream", "stream", "streams", "memory", "OutOfMemoryError", "empty_cache",
     "list_gpu_processes", "max_memory_allocated", "max_memory_cached", "max_memory_reserved", "mem_get_info",
     "memory_allocated", "memory_cached", "memory_reserved", "memory_snapshot", "memory_stats",
     "memory_stats_as_nested_dict", "memory_summary", "reset_accumulated_memory_stats", "reset_max_memory_allocated",

@@ -11,7 +11,7 @@ import threading
 import numpy
 
 from .. import _backend, _dtypes, _philox
-from .._device import CPU, Device
+from .._device import CPU
 from .._tensor import Tensor, _check_writable, wrap
 from .creation import _sizes, _target
 
