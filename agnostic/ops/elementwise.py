@@ -605,17 +605,18 @@ def make_operator(name, reflected=False):
     else:
         fast_dtypes, numpy_function = op.fast_dtypes, op.numpy_function
 
-        def method(self, other):
-            # The CPU short path of _binary, inlined: this is the per-op overhead users feel most.
+        def method(self, other, Tensor=Tensor, CPU=CPU, new=_new_tensor, ndarray=_ndarray):
+            # The CPU short path of _binary, inlined (names bound as locals): the per-op overhead users feel most.
             if type(other) is Tensor:
                 device = self._device
                 if other._device is device and device is CPU:
                     a = self._data
                     b = other._data
-                    if a.dtype is b.dtype and a.dtype in fast_dtypes:
+                    dtype = a.dtype
+                    if dtype is b.dtype and dtype in fast_dtypes:
                         out = numpy_function(a, b)
-                        tensor = _new_tensor(Tensor)
-                        tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
+                        tensor = new(Tensor)
+                        tensor._data = out if type(out) is ndarray else numpy.asarray(out)
                         tensor._device = device
                         return tensor
             elif type(other) in _SCALARS_FOR_FLOATS:
