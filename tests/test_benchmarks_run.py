@@ -94,7 +94,8 @@ def _public_names():
     names = {name for name in dir(agnostic) if not name.startswith("_")}
     names |= set(agnostic.cuda.__all__)
     names |= {name for name in dir(agnostic.Tensor) if not name.startswith("_")}
-    internal = {"__dict__", "__doc__", "__module__", "__slots__", "__weakref__", "__array_priority__"}
+    internal = {"__dict__", "__doc__", "__module__", "__slots__", "__weakref__", "__array_priority__",
+                "__init_subclass__"}
     for klass in agnostic.Tensor.__mro__[:-1]:  # operators and Python protocols agnostic defines
         names |= {name for name in vars(klass) if name.startswith("__") and name not in internal}
     return names
