@@ -1,0 +1,398 @@
+"""Optimizer updates over lists of arrays: one multi-tensor CUDA kernel per bucket, in-place ufuncs elsewhere.
+
+Each algorithm (``SGD``, ``ADAM``, ``RMSPROP``) is written twice from the same formulas, in the same order of
+operations: a per-element CUDA C body, and a NumPy/CuPy version built from ``out=`` ufuncs and two scratch buffers.
+On CUDA, every contiguous parameter of one dtype is updated by a single launch of the multi-tensor kernel: a table
+of pointers, sizes and (tensor, chunk) pairs, one pair per thread block, as PyTorch's ``multi_tensor_apply``.
+Everything else (the CPU, strided tensors, other dtypes, ``foreach=False``) takes the ufunc path, per tensor.
+Half-precision tensors are computed in float32 on both paths and rounded once when stored.
+"""
+
+import numpy
+
+from .. import _backend
+from .._device import Device
+
+CHUNK = 4096  # elements per thread block
+THREADS = 256
+_KERNEL_DTYPES = {  # parameter dtype -> the kernel's storage and compute types, and the compute type's NumPy scalar
+    "float16": ("unsigned short", "float", numpy.float32),
+    "float32": ("float", "float", numpy.float32),
+    "float64": ("double", "double", numpy.float64),
+}
+_LOW_PRECISION = ("float16", "bfloat16")
+
+
+class Update:
+    """One algorithm: the names of its array lists (``param`` and ``grad`` first), of its scalar arguments (compute
+    dtype) and flags (int), the CUDA body and the ufunc version ``host(xp, arrays, s, scratch)``."""
+
+    def __init__(self, name, lists, scalars, flags, body, host):
+        self.name, self.lists, self.scalars, self.flags = name, lists, scalars, flags
+        self.body, self.host = body, host
+
+
+class _Scalars:
+    """Attribute access to the scalar arguments, each a NumPy scalar of the compute dtype (flags stay ints)."""
+
+    def __init__(self, values):
+        self.__dict__.update(values)
+
+
+def run(update, lists, scalars, flags, foreach=None):
+    """Apply ``update`` to every tensor: ``lists`` holds one list of arrays per name in ``update.lists`` (None for a
+    list the configuration does not use); ``scalars`` and ``flags`` map names to values. Tensors are grouped by
+    device (and by dtype for the kernel), as PyTorch's foreach implementations do."""
+    by_device = {}
+    for index, param in enumerate(lists[0]):
+        key = None if isinstance(param, numpy.ndarray) else param.device.id
+        arrays = tuple(None if arrays is None else arrays[index] for arrays in lists)
+        by_device.setdefault(key, []).extend(_real_tasks(arrays))
+    for index, tasks in by_device.items():
+        if index is None:
+            _run_host(update, numpy, tasks, scalars, flags)
+            continue
+        device = Device("cuda", index)
+        fused, plain = {}, []
+        for arrays in tasks:
+            if foreach is not False and _kernel_ready(arrays):
+                fused.setdefault(arrays[0].dtype, []).append(arrays)
+            else:
+                plain.append(arrays)
+        with _backend.on(device):
+            for dtype, group in fused.items():
+                _launch(update, device, dtype, group, scalars, flags)
+            if plain:
+                _run_host(update, _backend.namespace(device), plain, scalars, flags)
+
+
+def _real_tasks(arrays):
+    """PyTorch's ``view_as_real`` for complex parameters: the update is then elementwise over real components."""
+    if arrays[0].dtype.kind != "c":
+        return [arrays]
+    if all(a is None or a.flags.c_contiguous for a in arrays):
+        real = arrays[0].real.dtype
+        return [tuple(None if a is None else a.reshape(-1).view(real) for a in arrays)]
+    return [tuple(None if a is None else a.real for a in arrays),
+            tuple(None if a is None else a.imag for a in arrays)]
+
+
+def _kernel_ready(arrays):
+    dtype = arrays[0].dtype
+    return dtype.name in _KERNEL_DTYPES and all(
+        a is None or (a.dtype == dtype and a.flags.c_contiguous) for a in arrays)
+
+
+# ----- the ufunc path -------------------------------------------------------------------------------------------
+def _compute_dtype(dtype):
+    return numpy.dtype(numpy.float32) if dtype.name in _LOW_PRECISION else dtype
+
+
+def _typed(values, dtype):
+    return _Scalars({name: dtype.type(value) for name, value in values.items()})
+
+
+class _Scratch:
+    """Two flat buffers as large as the largest tensor, handed out as views shaped like the current one."""
+
+    def __init__(self, xp, size, dtype):
+        self.buffers = [xp.empty(size, dtype) for _ in range(2)]
+        self.shape = ()
+
+    def __call__(self, slot):
+        count = int(numpy.prod(self.shape, dtype=numpy.int64))
+        return self.buffers[slot][:count].reshape(self.shape)
+
+
+def _run_host(update, xp, tasks, scalars, flags):
+    by_dtype = {}
+    for arrays in tasks:
+        by_dtype.setdefault(arrays[0].dtype, []).append(arrays)
+    for dtype, group in by_dtype.items():
+        compute = _compute_dtype(dtype)
+        s = _typed(scalars, compute)
+        s.__dict__.update(flags)
+        scratch = _Scratch(xp, max(a[0].size for a in group), compute)
+        for arrays in group:
+            scratch.shape = arrays[0].shape
+            if compute == dtype:
+                update.host(xp, arrays, s, scratch)
+                continue
+            # float16/bfloat16: compute on float32 copies, round once when writing back (as PyTorch's opmath)
+            wide = tuple(None if a is None else a.astype(compute) for a in arrays)
+            update.host(xp, wide, s, scratch)
+            for index, (narrow, result) in enumerate(zip(arrays, wide)):
+                if narrow is not None and index != 1:
+                    xp.copyto(narrow, result, casting="unsafe")
+
+
+def _lerp(xp, start, end, weight, one_minus_weight, tmp):
+    """``start.lerp_(end, weight)`` with PyTorch's two formulas (the one nearer the larger coefficient)."""
+    diff = xp.subtract(end, start, out=tmp)
+    if -0.5 < weight < 0.5:
+        diff *= weight
+        start += diff
+    else:
+        diff *= one_minus_weight
+        xp.subtract(end, diff, out=start)
+
+
+def _decayed_grad(xp, p, g, s, scratch):
+    """``-grad`` when maximizing, then ``+ weight_decay * param`` (L2), in scratch slot 0 when changed."""
+    if s.maximize:
+        g = xp.negative(g, out=scratch(0))
+    if s.weight_decay != 0 and not getattr(s, "decoupled", 0):
+        decay = xp.multiply(p, s.weight_decay, out=scratch(1))
+        g = xp.add(g, decay, out=scratch(0))
+    return g
+
+
+def _sgd_host(xp, arrays, s, scratch):
+    p, g, buf = arrays
+    g = _decayed_grad(xp, p, g, s, scratch)
+    if s.momentum != 0:
+        if s.first:
+            xp.copyto(buf, g)
+        else:
+            buf *= s.momentum
+            buf += xp.multiply(g, s.one_minus_dampening, out=scratch(1))
+        if s.nesterov:
+            g = xp.add(g, xp.multiply(buf, s.momentum, out=scratch(1)), out=scratch(0))
+        else:
+            g = buf
+    p += xp.multiply(g, s.neg_lr, out=scratch(1))
+
+
+def _adam_host(xp, arrays, s, scratch):
+    p, g, exp_avg, exp_avg_sq, max_exp_avg_sq = arrays
+    if s.weight_decay != 0 and s.decoupled:
+        p *= s.decay
+    g = _decayed_grad(xp, p, g, s, scratch)
+    tmp = scratch(1)
+    _lerp(xp, exp_avg, g, s.one_minus_beta1, s.beta1_complement, tmp)
+    exp_avg_sq *= s.beta2
+    square = xp.multiply(g, g, out=tmp)
+    square *= s.one_minus_beta2
+    exp_avg_sq += square
+    second = exp_avg_sq
+    if s.amsgrad:
+        xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+        second = max_exp_avg_sq
+    denom = xp.sqrt(second, out=tmp)
+    denom /= s.bias_correction2_sqrt
+    denom += s.eps
+    ratio = xp.divide(exp_avg, denom, out=tmp)
+    ratio *= s.neg_step_size
+    p += ratio
+
+
+def _rmsprop_host(xp, arrays, s, scratch):
+    p, g, square_avg, momentum_buffer, grad_avg = arrays
+    g = _decayed_grad(xp, p, g, s, scratch)
+    tmp = scratch(1)
+    square_avg *= s.alpha
+    square = xp.multiply(g, g, out=tmp)
+    square *= s.one_minus_alpha
+    square_avg += square
+    if s.centered:
+        _lerp(xp, grad_avg, g, s.one_minus_alpha, s.alpha_complement, tmp)
+        avg = xp.subtract(square_avg, xp.multiply(grad_avg, grad_avg, out=tmp), out=tmp)
+        xp.sqrt(avg, out=avg)
+    else:
+        avg = xp.sqrt(square_avg, out=tmp)
+    avg += s.eps
+    if s.momentum > 0:
+        momentum_buffer *= s.momentum
+        momentum_buffer += xp.divide(g, avg, out=avg)
+        p += xp.multiply(momentum_buffer, s.neg_lr, out=tmp)
+    else:
+        step = xp.divide(g, avg, out=tmp)
+        step *= s.neg_lr
+        p += step
+
+
+# ----- the CUDA path ----------------------------------------------------------------------------------------------
+_SOURCE = r"""
+{include}
+typedef {storage} T;
+typedef {compute} C;
+__device__ __forceinline__ C ld(const T* a, long long i) {{ return {load}; }}
+__device__ __forceinline__ void st(T* a, long long i, C v) {{ a[i] = {store}; }}
+__device__ __forceinline__ float sqrt_(float x) {{ return sqrtf(x); }}
+__device__ __forceinline__ double sqrt_(double x) {{ return sqrt(x); }}
+__device__ __forceinline__ C lerp_(C start, C end, C w, C one_minus_w) {{
+    return (w < (C)0.5 && w > (C)-0.5) ? start + w * (end - start) : end - (end - start) * one_minus_w;
+}}
+extern "C" __global__ void {name}(const long long* table, const int n_tensors, const int n_blocks{parameters}) {{
+    const long long n = (long long)n_tensors;
+    const long long* sizes = table + {list_count} * n;
+    const long long* block_tensor = sizes + n;
+    const long long* block_start = block_tensor + n_blocks;
+    const long long t = block_tensor[blockIdx.x];
+    const long long start = block_start[blockIdx.x];
+    const long long stop = start + {chunk} < sizes[t] ? start + {chunk} : sizes[t];
+{pointers}
+    for (long long i = start + threadIdx.x; i < stop; i += blockDim.x) {{
+{body}
+    }}
+}}
+"""
+
+# float16 converts with the PTX instructions cuda_fp16.h uses, so that the kernel needs no header at all
+_HALF = r"""
+__device__ __forceinline__ float half_to_float(unsigned short h) {
+    float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ unsigned short float_to_half(float f) {
+    unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+"""
+_STORAGE = {
+    "unsigned short": (_HALF, "half_to_float(a[i])", "float_to_half(v)"),
+    "float": ("", "a[i]", "v"),
+    "double": ("", "a[i]", "v"),
+}
+_kernels = {}
+_tables = {}  # recent pointer tables already on the device, by content
+_TABLES_KEPT = 32
+
+
+def kernel_source(update, dtype_name):
+    """The CUDA C source of ``update``'s multi-tensor kernel for parameters of ``dtype_name``."""
+    storage, compute, _ = _KERNEL_DTYPES[dtype_name]
+    include, load, store = _STORAGE[storage]
+    parameters = "".join(f", const C {name}" for name in update.scalars)
+    parameters += "".join(f", const int {name}" for name in update.flags)
+    pointers = "\n".join(f"    T* const {name} = (T*)table[{index} * n + t];"
+                         for index, name in enumerate(update.lists))
+    body = "\n".join("        " + line for line in update.body.strip().splitlines())
+    return _SOURCE.format(include=include, storage=storage, compute=compute, load=load, store=store,
+                          name=f"agnostic_{update.name}_{dtype_name}", parameters=parameters,
+                          list_count=len(update.lists), chunk=f"{CHUNK}LL", pointers=pointers, body=body)
+
+
+def _kernel(update, dtype):
+    key = (update.name, dtype.name)
+    found = _kernels.get(key)
+    if found is None:
+        cupy = _backend.require_cupy()
+        found = _kernels[key] = cupy.RawKernel(kernel_source(update, dtype.name),
+                                               f"agnostic_{update.name}_{dtype.name}")
+    return found
+
+
+def launch_table(lists):
+    """The int64 table the kernel reads: pointers (list-major), sizes, then each block's tensor and first element."""
+    count = len(lists[0])
+    pointers = numpy.array([[0 if a is None else _backend.data_pointer(a) for a in arrays] for arrays in lists],
+                           numpy.int64)
+    sizes = numpy.fromiter((a.size for a in lists[0]), numpy.int64, count)
+    blocks = (sizes + CHUNK - 1) // CHUNK
+    block_tensor = numpy.repeat(numpy.arange(count, dtype=numpy.int64), blocks)
+    first = numpy.repeat(numpy.cumsum(blocks) - blocks, blocks)
+    block_start = (numpy.arange(block_tensor.size, dtype=numpy.int64) - first) * CHUNK
+    return numpy.concatenate([pointers.reshape(-1), sizes, block_tensor, block_start]), int(block_tensor.size)
+
+
+def _device_table(host_table, device):
+    key = (device.index, host_table.tobytes())
+    found = _tables.pop(key, None)
+    if found is None:
+        cupy = _backend.require_cupy()
+        found = cupy.asarray(host_table)
+        if len(_tables) >= _TABLES_KEPT:
+            _tables.pop(next(iter(_tables)))
+    _tables[key] = found
+    return found
+
+
+def launch_arguments(update, dtype, tasks, scalars, flags):
+    """The pointer table (on the host), the number of blocks, and the kernel's other arguments, each typed as the
+    kernel declares it (``C`` scalars in the compute dtype, flags and counts as int32)."""
+    lists = [[arrays[index] for arrays in tasks] for index in range(len(update.lists))]
+    host_table, blocks = launch_table(lists)
+    compute = _KERNEL_DTYPES[dtype.name][2]
+    arguments = [numpy.int32(len(tasks)), numpy.int32(blocks)]
+    arguments += [compute(scalars[name]) for name in update.scalars]
+    arguments += [numpy.int32(flags[name]) for name in update.flags]
+    return host_table, blocks, arguments
+
+
+def _launch(update, device, dtype, tasks, scalars, flags):
+    host_table, blocks, arguments = launch_arguments(update, dtype, tasks, scalars, flags)
+    if blocks:
+        _kernel(update, dtype)((blocks,), (THREADS,), (_device_table(host_table, device), *arguments))
+
+
+# ----- the algorithms -------------------------------------------------------------------------------------------
+_DECAYED_GRAD = """
+C g = ld(grad, i);
+if (maximize) g = -g;
+C p = ld(param, i);
+if (weight_decay != (C)0) g = g + p * weight_decay;
+"""
+
+SGD = Update(
+    "sgd", ("param", "grad", "momentum_buffer"),
+    ("weight_decay", "momentum", "one_minus_dampening", "neg_lr"), ("maximize", "nesterov", "first"),
+    _DECAYED_GRAD + """
+if (momentum != (C)0) {
+    C b = g;
+    if (!first) b = ld(momentum_buffer, i) * momentum + g * one_minus_dampening;
+    st(momentum_buffer, i, b);
+    g = nesterov ? g + b * momentum : b;
+}
+st(param, i, p + g * neg_lr);
+""", _sgd_host)
+
+ADAM = Update(
+    "adam", ("param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"),
+    ("weight_decay", "decay", "one_minus_beta1", "beta1_complement", "beta2", "one_minus_beta2",
+     "bias_correction2_sqrt", "eps", "neg_step_size"),
+    ("maximize", "decoupled", "amsgrad"),
+    """
+C g = ld(grad, i);
+if (maximize) g = -g;
+C p = ld(param, i);
+if (weight_decay != (C)0) {
+    if (decoupled) p = p * decay;
+    else g = g + p * weight_decay;
+}
+C m = lerp_(ld(exp_avg, i), g, one_minus_beta1, beta1_complement);
+C v = ld(exp_avg_sq, i) * beta2 + (g * g) * one_minus_beta2;
+st(exp_avg, i, m);
+st(exp_avg_sq, i, v);
+if (amsgrad) {
+    C v_max = ld(max_exp_avg_sq, i);
+    v_max = (v_max != v_max || v_max > v) ? v_max : v;
+    st(max_exp_avg_sq, i, v_max);
+    v = v_max;
+}
+C denom = sqrt_(v) / bias_correction2_sqrt + eps;
+st(param, i, p + (m / denom) * neg_step_size);
+""", _adam_host)
+
+RMSPROP = Update(
+    "rmsprop", ("param", "grad", "square_avg", "momentum_buffer", "grad_avg"),
+    ("weight_decay", "alpha", "one_minus_alpha", "alpha_complement", "eps", "momentum", "neg_lr"),
+    ("maximize", "centered"),
+    _DECAYED_GRAD + """
+C sq = ld(square_avg, i) * alpha + (g * g) * one_minus_alpha;
+st(square_avg, i, sq);
+C avg;
+if (centered) {
+    C ga = lerp_(ld(grad_avg, i), g, one_minus_alpha, alpha_complement);
+    st(grad_avg, i, ga);
+    avg = sqrt_(sq - ga * ga);
+} else {
+    avg = sqrt_(sq);
+}
+avg = avg + eps;
+if (momentum > (C)0) {
+    C b = ld(momentum_buffer, i) * momentum + g / avg;
+    st(momentum_buffer, i, b);
+    st(param, i, p + b * neg_lr);
+} else {
+    st(param, i, p + (g / avg) * neg_lr);
+}
+""", _rmsprop_host)

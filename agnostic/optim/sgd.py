@@ -1,0 +1,68 @@
+"""SGD: stochastic gradient descent with momentum, dampening, Nesterov, weight decay and maximize, as PyTorch."""
+
+from . import _fused
+from .optimizer import Optimizer, scalar, zeros_state
+
+
+def _check_common(lr, weight_decay, differentiable):
+    if scalar(lr) < 0.0:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if weight_decay < 0.0:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    if differentiable:
+        raise NotImplementedError("differentiable=True is not supported: agnostic optimizers update parameters "
+                                  "in place, outside autograd")
+
+
+class SGD(Optimizer):
+    """``torch.optim.SGD``: with ``g`` the gradient (negated if ``maximize``) plus ``weight_decay * p``,
+    ``b = g`` at the first step and ``b = momentum * b + (1 - dampening) * g`` after; the step uses
+    ``g + momentum * b`` (``nesterov``) or ``b``; ``p -= lr * step``.
+
+    On CUDA all parameters of a group with one dtype update in one fused kernel (``foreach=False`` updates them one
+    by one with ordinary array operations).
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        _check_common(lr, weight_decay, differentiable)
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss when given."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            params, grads = self._params_with_grad(group)
+            if not params:
+                continue
+            momentum = scalar(group["momentum"])
+            scalars = dict(weight_decay=scalar(group["weight_decay"]), momentum=momentum,
+                           one_minus_dampening=1 - scalar(group["dampening"]), neg_lr=-scalar(group["lr"]))
+            flags = dict(maximize=int(group["maximize"]), nesterov=int(group["nesterov"]), first=0)
+            if momentum == 0:
+                _fused.run(_fused.SGD, [[p._data for p in params], grads, None], scalars, flags, group["foreach"])
+                continue
+            # A first step copies the (decayed) gradient into a new buffer: its own launch, not a per-element branch
+            for first in (False, True):
+                chosen = [i for i, p in enumerate(params)
+                          if (self.state[p].get("momentum_buffer") is None) == first]
+                if not chosen:
+                    continue
+                buffers = []
+                for i in chosen:
+                    state = self.state[params[i]]
+                    if first:
+                        state["momentum_buffer"] = zeros_state(params[i])
+                    buffers.append(state["momentum_buffer"]._data)
+                flags["first"] = int(first)
+                _fused.run(_fused.SGD, [[params[i]._data for i in chosen], [grads[i] for i in chosen], buffers],
+                           scalars, flags, group["foreach"])
+        return loss

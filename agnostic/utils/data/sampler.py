@@ -1,0 +1,120 @@
+"""Samplers: the order in which a DataLoader visits indices (Sequential, Random, SubsetRandom, Batch)."""
+
+from itertools import islice
+
+
+def _randperm(n, generator):
+    from ...ops.random import randperm
+
+    return randperm(n, generator=generator).tolist()
+
+
+def _fresh_generator():
+    """A CPU generator seeded from the default one, as PyTorch's samplers do when given no generator."""
+    from ...ops.random import Generator, randint
+
+    seed = int(randint(0, 2 ** 63 - 1, (1,)).item())
+    return Generator().manual_seed(seed)
+
+
+class Sampler:
+    """Base class: an iterable over dataset indices (or over lists of them, for batch samplers)."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """``0, 1, ..., len(data_source) - 1``."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random order from ``agnostic.randperm`` (or ``num_samples`` draws with ``replacement``), from
+    ``generator`` or, without one, a generator seeded from the default one at each epoch."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        from ...ops.random import randint
+
+        n = len(self.data_source)
+        generator = self.generator if self.generator is not None else _fresh_generator()
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from _randperm(n, generator)
+            yield from _randperm(n, generator)[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order (``agnostic.randperm``), without replacement."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        for position in _randperm(len(self.indices), self.generator):
+            yield self.indices[position]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class BatchSampler(Sampler):
+    """Lists of ``batch_size`` indices from ``sampler``; the last, shorter one is dropped with ``drop_last``."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        iterator = iter(self.sampler)
+        while True:
+            batch = list(islice(iterator, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
+                return
+            yield batch
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
