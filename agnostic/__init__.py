@@ -46,7 +46,7 @@ from .ops.shape import (
 from .ops.dtype_queries import can_cast, is_complex, is_floating_point, is_tensor, numel, result_type
 from . import autograd, cuda
 from . import accelerator
-from . import optim, utils
+from . import nn, optim, utils
 from .serialization import load, save
 from ._streams import Event, Stream, current_stream, stream
 from .autograd.install import install as _install_autograd

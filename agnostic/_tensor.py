@@ -521,7 +521,8 @@ def _parse_to_arguments(args, kwargs):
         device = positional.pop(0)
     elif positional and positional[0] is None:
         positional.pop(0)
-    if positional and (isinstance(positional[0], (_dtypes.dtype, type)) or _looks_like_dtype(positional[0])):
+    if positional and (positional[0] is None or isinstance(positional[0], (_dtypes.dtype, type))
+                       or _looks_like_dtype(positional[0])):
         dtype = positional.pop(0)
     if positional and isinstance(positional[0], type(True)):
         non_blocking = positional.pop(0)

@@ -5,7 +5,7 @@ import weakref
 from .._tensor import Tensor
 from . import graph
 from .grad_mode import no_grad
-from .tracking import GradTensor, needs_grad, record
+from .tracking import needs_grad, record
 
 
 def _as_tuple(value):
@@ -162,7 +162,9 @@ class Function:
         track = needs_grad(args, kwargs)
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a._requires_grad for a in args))
         with no_grad():
-            output = cls.forward(ctx, *[_plain(a) for a in args], **kwargs)
+            # Inputs keep their history (nothing records under no_grad), so tensors saved for backward can be
+            # differentiated again when the backward itself is recorded (create_graph=True).
+            output = cls.forward(ctx, *args, **kwargs)
         if not track:
             return output
         excluded = {id(t) for t in ctx.non_differentiable}
@@ -177,9 +179,3 @@ class Function:
             return output
         record(cls.__name__ + "Backward", rule, args, kwargs, tracked if len(tracked) > 1 else tracked[0])
         return output
-
-
-def _plain(value):
-    if isinstance(value, GradTensor):
-        return value.detach()
-    return value

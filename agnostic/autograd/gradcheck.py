@@ -5,7 +5,6 @@ import warnings
 
 from .._tensor import Tensor
 from .functions import grad
-from .grad_mode import no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -18,17 +17,19 @@ def _outputs(function, inputs):
 
 
 def _numerical_columns(function, inputs, tensor, position, eps, output_positions):
-    """d(output)/d(tensor[position]) by central differences, one flattened column per checked output."""
+    """d(output)/d(tensor[position]) by central differences, one flattened column per checked output.
+
+    Evaluated with grad mode on, since ``function`` may itself call ``autograd.grad`` (gradients of gradients).
+    """
     array = tensor._data
     original = array[position].item()
-    with no_grad():
-        array[position] = original + eps
-        plus = _outputs(function, inputs)
-        plus = [plus[i].detach().clone() for i in output_positions]
-        array[position] = original - eps
-        minus = _outputs(function, inputs)
-        minus = [minus[i].detach().clone() for i in output_positions]
-        array[position] = original
+    array[position] = original + eps
+    plus = _outputs(function, inputs)
+    plus = [plus[i].detach().clone() for i in output_positions]
+    array[position] = original - eps
+    minus = _outputs(function, inputs)
+    minus = [minus[i].detach().clone() for i in output_positions]
+    array[position] = original
     return [((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)]
 
 

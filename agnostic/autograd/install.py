@@ -144,6 +144,37 @@ def _install_inplace(wrapped):
         setattr(GradTensor, f"__{operator}__", GradTensor.__dict__[method_name])
 
 
+_TENSOR_ARGUMENT_METHODS = _BINARY + ("subtract", "multiply", "divide", "true_divide", "arctan2", "where", "clamp",
+                                       "clip", "lerp", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer",
+                                       "masked_fill", "scatter", "scatter_add", "index_add")
+
+
+def _routing_to_recorder(original, recorder):
+    """A plain Tensor method that hands calls with an argument requiring grad to GradTensor's recording method
+    (``x.matmul(w)`` must record when ``w`` requires grad); other calls run the original directly."""
+    def method(self, *args, **kwargs):
+        for arg in args:
+            if isinstance(arg, GradTensor):
+                return recorder(self, *args, **kwargs)
+        for arg in kwargs.values():
+            if isinstance(arg, GradTensor):
+                return recorder(self, *args, **kwargs)
+        return original(self, *args, **kwargs)
+    method.__name__ = original.__name__
+    method.__doc__ = original.__doc__
+    return method
+
+
+def _install_plain_routing():
+    names = _TENSOR_ARGUMENT_METHODS + tuple(name + "_" for name in _TENSOR_ARGUMENT_METHODS) + (
+        "copy_", "fill_", "__setitem__")
+    for name in names:
+        original = Tensor.__dict__.get(name)
+        recorder = GradTensor.__dict__.get(name)
+        if original is not None and recorder is not None:
+            setattr(Tensor, name, _routing_to_recorder(original, recorder))
+
+
 def _with_requires_grad(factory):
     def make(*args, requires_grad=False, **kwargs):
         tensor = factory(*args, **kwargs)
@@ -168,4 +199,5 @@ def install(namespace):
     _install_functions(namespace, wrapped)
     _install_methods(wrapped)
     _install_inplace(wrapped)
+    _install_plain_routing()
     _install_factories(namespace)

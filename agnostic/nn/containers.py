@@ -1,0 +1,264 @@
+"""Containers: Sequential (chains modules), ModuleList and ModuleDict (hold registered modules)."""
+
+import operator
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from itertools import chain, islice
+
+from .module import Module, _addindent
+
+
+def _renumbered(modules):
+    return OrderedDict((str(i), module) for i, module in enumerate(modules.values()))
+
+
+class Sequential(Module):
+    """Modules applied in order: ``Sequential(a, b)(x) == b(a(x))``; also ``Sequential(OrderedDict(...))``
+    for named children. Indexing with a slice gives a Sequential."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for index, module in enumerate(args):
+                self.add_module(str(index), module)
+
+    def _item_by_index(self, iterator, index):
+        size = len(self)
+        index = operator.index(index)
+        if not -size <= index < size:
+            raise IndexError(f"index {index} is out of range")
+        return next(islice(iterator, index % size, None))
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[index]))
+        return self._item_by_index(self._modules.values(), index)
+
+    def __setitem__(self, index, module):
+        setattr(self, self._item_by_index(self._modules.keys(), index), module)
+
+    def __delitem__(self, index):
+        if isinstance(index, slice):
+            for key in list(self._modules)[index]:
+                delattr(self, key)
+        else:
+            delattr(self, self._item_by_index(self._modules.keys(), index))
+        self._modules = _renumbered(self._modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        combined = Sequential()
+        for layer in chain(self, other):
+            combined.append(layer)
+        return combined
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        offset = len(self)
+        for index, module in enumerate(other):
+            self.add_module(str(index + offset), module)
+        return self
+
+    def __mul__(self, times):
+        if not isinstance(times, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(times)}")
+        if times <= 0:
+            raise ValueError(f"Non-positive multiplication factor {times} for {type(self)}")
+        combined = Sequential()
+        for module in list(self) * times:
+            combined.append(module)
+        return combined
+
+    __rmul__ = __mul__
+
+    def pop(self, key):
+        """Remove and return the module at ``key``."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def append(self, module):
+        """Add ``module`` at the end; returns ``self``."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index, module):
+        """Insert ``module`` before position ``index``; returns ``self``."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        size = len(self._modules)
+        if not -size <= index <= size:
+            raise IndexError(f"Index out of range: {index}")
+        index = index + size if index < 0 else index
+        for i in range(size, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
+
+    def extend(self, sequential):
+        """Append every module of ``sequential``; returns ``self``."""
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def forward(self, input):
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """A list of registered modules (indexable, iterable, appendable); slicing gives a ModuleList."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _key(self, index):
+        index = operator.index(index)
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"index {index} is out of range")
+        return str(index % len(self))
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(list(self._modules.values())[index])
+        return self._modules[self._key(index)]
+
+    def __setitem__(self, index, module):
+        setattr(self, self._key(index), module)
+
+    def __delitem__(self, index):
+        if isinstance(index, slice):
+            for k in range(len(self._modules))[index]:
+                delattr(self, str(k))
+        else:
+            delattr(self, self._key(index))
+        self._modules = _renumbered(self._modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        combined = ModuleList()
+        for index, module in enumerate(chain(self, other)):
+            combined.add_module(str(index), module)
+        return combined
+
+    def insert(self, index, module):
+        """Insert ``module`` before position ``index``."""
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def append(self, module):
+        """Add ``module`` at the end; returns ``self``."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key):
+        """Remove and return the module at ``key``."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def extend(self, modules):
+        """Append every module of the iterable ``modules``; returns ``self``."""
+        if not isinstance(modules, Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
+        offset = len(self)
+        for index, module in enumerate(modules):
+            self.add_module(str(offset + index), module)
+        return self
+
+    def __repr__(self):
+        """Runs of identical modules print once, as ``(0-2): 3 x Linear(...)`` (PyTorch's compressed form)."""
+        reprs = [repr(module) for module in self]
+        if not reprs:
+            return self._get_name() + "()"
+        blocks = []  # [start, end, repr]
+        for index, text in enumerate(reprs):
+            if blocks and blocks[-1][2] == text:
+                blocks[-1][1] = index
+            else:
+                blocks.append([index, index, text])
+        lines = []
+        for start, end, text in blocks:
+            line = f"({start}): {text}" if start == end else f"({start}-{end}): {end - start + 1} x {text}"
+            lines.append(_addindent(line, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """An ordered dict of registered modules (``[]``, ``in``, ``keys``/``values``/``items``, ``update``)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def clear(self):
+        """Remove every module."""
+        self._modules.clear()
+
+    def pop(self, key):
+        """Remove and return the module at ``key``."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        """Add modules from a mapping or an iterable of ``(key, module)`` pairs (overwriting existing keys)."""
+        if isinstance(modules, (OrderedDict, ModuleDict, Mapping)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for index, pair in enumerate(modules):
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{index} should be a (key, module) pair")
+            self[pair[0]] = pair[1]

@@ -1,0 +1,52 @@
+"""Linear (``y = x W^T + b``) and Identity layers."""
+
+import math
+
+from .. import ops
+from . import functional as F, init
+from .module import Module
+from .parameter import Parameter
+
+
+def _empty(*size, device=None, dtype=None):
+    return ops.creation.empty(*size, device=device, dtype=dtype)
+
+
+class Identity(Module):
+    """Returns its input unchanged (any constructor arguments are ignored)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """``y = x W^T + b`` with ``weight`` (out_features, in_features) and ``bias`` (out_features), initialized as
+    PyTorch: ``kaiming_uniform_(a=sqrt(5))`` (so U(-1/sqrt(in), 1/sqrt(in))) and bias U(-1/sqrt(in), 1/sqrt(in))."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty(out_features, in_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Re-draw the weights and bias with the default initialization."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

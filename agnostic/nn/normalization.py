@@ -1,0 +1,137 @@
+"""BatchNorm1d/BatchNorm2d (running statistics, momentum, eval mode) and LayerNorm."""
+
+from .. import _dtypes
+from ..ops import creation
+from . import functional as F, init
+from .module import Module
+from .parameter import Parameter
+
+
+class _BatchNorm(Module):
+    """Shared BatchNorm machinery: affine ``weight``/``bias`` (ones/zeros) and the running-statistics buffers
+    ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked``."""
+
+    _version = 2
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(creation.empty(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.empty(num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", creation.zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", creation.ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=_dtypes.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        """Running mean 0, running variance 1, no batches tracked."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        """Reset the running statistics and the affine parameters (weight ones, bias zeros)."""
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def forward(self, input):
+        """Batch statistics in training (updating the running ones; ``momentum=None`` gives a cumulative
+        average), running statistics in eval mode when they are tracked."""
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        track = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
+                            self.weight, self.bias, use_batch, factor, self.eps)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats:
+            # state_dicts from before num_batches_tracked existed: keep ours rather than report it missing
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
+                    creation.tensor(0, dtype=_dtypes.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization over (N, C) or (N, C, L) inputs, as ``torch.nn.BatchNorm1d``."""
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization over (N, C, H, W) inputs, as ``torch.nn.BatchNorm2d``."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class LayerNorm(Module):
+    """Normalization over the trailing ``normalized_shape`` dimensions with elementwise ``weight`` (ones) and
+    ``bias`` (zeros), as ``torch.nn.LayerNorm``."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(creation.empty(self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.empty(self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight ones, bias zeros."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")

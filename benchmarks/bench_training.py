@@ -1,0 +1,219 @@
+"""Training-step speed of a 784-256-256-10 MLP: agnostic against PyTorch eager on the same device.
+
+    python benchmarks/bench_training.py [--device cpu|cuda|all] [--quick] [--out FILE.md]
+
+One step is ``zero_grad``, forward, cross-entropy loss, ``backward`` and the optimizer's ``step`` (SGD with momentum
+0.9, or Adam) on random float32 inputs already on the device, for batches of 64 and 4096; both libraries run the
+very same code. Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats.
+Goal: at most 1.5x PyTorch eager on the same device (for scale: PyTorch eager takes about 1,250 us per step at batch
+64 on an H100). PyTorch is optional: without it, its columns are left out. Missing a goal prints FAIL but the exit
+code stays 0: this is a measurement, not a test.
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy
+
+SIZES = (784, 256, 256, 10)
+BATCHES = (64, 4096)
+OPTIMIZERS = ("SGD momentum 0.9", "Adam")
+GOAL = 1.5
+
+
+# ----- libraries ------------------------------------------------------------------------------------------------
+def import_agnostic():
+    """agnostic, installed or (run from a checkout without installing) from this repository."""
+    try:
+        import agnostic
+    except ImportError:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        import agnostic
+    import agnostic.nn
+    import agnostic.optim
+    return agnostic
+
+
+def import_torch():
+    """PyTorch, or None (never required)."""
+    try:
+        import torch
+    except Exception:  # ImportError, or a broken install (missing shared libraries...)
+        return None
+    return torch
+
+
+def torch_has_cuda(torch):
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+class Library:
+    """One library under test on one device: its module, device and synchronize function."""
+
+    def __init__(self, module, device_type):
+        self.module = module
+        self.device = module.device(device_type)
+        self.synchronize = module.cuda.synchronize if device_type == "cuda" else (lambda: None)
+
+
+# ----- one training step ----------------------------------------------------------------------------------------
+def training_step(library, batch, optimizer_name):
+    """A function running one training step of the MLP with ``library`` (agnostic and PyTorch share this code)."""
+    lib = library.module
+    nn, device = lib.nn, library.device
+    lib.manual_seed(0)
+    layers = []
+    for inputs, outputs in zip(SIZES, SIZES[1:]):
+        layers += [nn.Linear(inputs, outputs), nn.ReLU()]
+    model = nn.Sequential(*layers[:-1]).to(device)
+    if optimizer_name == "Adam":
+        optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)
+    else:
+        optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    images = lib.randn(batch, SIZES[0], device=device)
+    labels = lib.randint(0, SIZES[-1], (batch,), device=device)
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(images), labels)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def seconds_per_step(library, step, steps, repeats, warmup):
+    """Median over ``repeats`` of the time of ``steps`` steps divided by ``steps``, after ``warmup`` steps (the
+    first steps allocate optimizer state and compile kernels)."""
+    for _ in range(warmup):
+        step()
+    library.synchronize()
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(steps):
+            step()
+        library.synchronize()
+        times.append((time.perf_counter() - started) / steps)
+    return statistics.median(times)
+
+
+def loop_sizes(device_type, batch, quick):
+    """(steps per timed loop, repeats, warm-up steps): enough work to time, little enough to finish quickly."""
+    if quick:
+        return (3, 2, 1) if batch <= 64 else (1, 2, 1)
+    if device_type == "cuda":
+        return (100, 15, 5) if batch <= 64 else (20, 9, 3)
+    return (50, 9, 5) if batch <= 64 else (3, 7, 2)
+
+
+# ----- table ------------------------------------------------------------------------------------------------------
+def measure(device_type, batch, optimizer_name, ours, theirs, quick):
+    """One table row: agnostic's and (when importable) PyTorch's seconds per step, or the error met."""
+    sizes = loop_sizes(device_type, batch, quick)
+    row = {"device": device_type, "batch": batch, "optimizer": optimizer_name}
+    try:
+        row["agnostic"] = seconds_per_step(ours, training_step(ours, batch, optimizer_name), *sizes)
+    except Exception as error:  # a library error is a result to report, not a reason to stop measuring
+        row["error"] = f"{type(error).__name__}: {error}"[:160]
+    if theirs is not None:
+        # Measured after agnostic, not interleaved: PyTorch's CPU worker threads keep spinning after each op.
+        row["torch"] = seconds_per_step(theirs, training_step(theirs, batch, optimizer_name), *sizes)
+    return row
+
+
+def cells(row, with_torch):
+    """The Markdown cells of one row."""
+    head = [row["device"], f"{row['batch']:,}", row["optimizer"]]
+    if "error" in row:
+        ours = f"error: {row['error']}".replace("|", "/")
+    else:
+        ours = f"{row['agnostic'] * 1e6:,.0f}"
+    if not with_torch:
+        return head + [ours, f"<= {GOAL:g}x PyTorch"]
+    if "torch" not in row:
+        return head + [ours, f"n/a (PyTorch has no {row['device']})", "", f"<= {GOAL:g}x", ""]
+    theirs = f"{row['torch'] * 1e6:,.0f}"
+    if "error" in row:
+        return head + [ours, theirs, "", f"<= {GOAL:g}x", "FAIL"]
+    ratio = row["agnostic"] / row["torch"]
+    return head + [ours, theirs, f"{ratio:.2f}x", f"<= {GOAL:g}x", "PASS" if ratio <= GOAL else "FAIL"]
+
+
+def table(rows, with_torch):
+    """The Markdown table of all rows."""
+    columns = ["device", "batch", "optimizer", "agnostic us/step"]
+    columns += ["PyTorch us/step", "ratio", "goal", "result"] if with_torch else ["goal"]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cells(row, with_torch)) + " |" for row in rows]
+    return lines
+
+
+def environment(agnostic, torch, device_types):
+    """One line naming the versions, the GPU and the CPU threads."""
+    parts = [f"Python {platform.python_version()}", f"NumPy {numpy.__version__}"]
+    if "cuda" in device_types:
+        import cupy
+
+        parts += [f"CuPy {cupy.__version__}", agnostic.cuda.get_device_name()]
+    if torch is None:
+        parts.append("PyTorch not importable")
+    else:
+        parts.append(f"PyTorch {torch.__version__} ({torch.get_num_threads()} CPU threads)")
+    parts.append(f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs")
+    parts += [f"{name}={os.environ[name]}" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+              if name in os.environ]
+    return ", ".join(parts)
+
+
+def main(argv=None):
+    """Measure every (device, batch, optimizer) row and print the report."""
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--device", choices=("cpu", "cuda", "all"), default="all",
+                        help="which devices to measure (all: the CPU, and CUDA when available)")
+    parser.add_argument("--quick", action="store_true", help="few steps and repeats (for tests)")
+    parser.add_argument("--out", help="also write the report to this file")
+    args = parser.parse_args(argv)
+
+    agnostic, torch = import_agnostic(), import_torch()
+    device_types, notes = [], []
+    if args.device in ("cpu", "all"):
+        device_types.append("cpu")
+    if args.device in ("cuda", "all"):
+        if agnostic.cuda.is_available():
+            device_types.append("cuda")
+        else:
+            notes.append("CUDA skipped: agnostic.cuda.is_available() is False.")
+    rows = []
+    for device_type in device_types:
+        ours = Library(agnostic, device_type)
+        usable = torch is not None and (device_type == "cpu" or torch_has_cuda(torch))
+        theirs = Library(torch, device_type) if usable else None
+        for batch in BATCHES:
+            for optimizer_name in OPTIMIZERS:
+                rows.append(measure(device_type, batch, optimizer_name, ours, theirs, args.quick))
+    with_torch = torch is not None
+    lines = [f"agnostic training-step benchmark{' (--quick)' if args.quick else ''}: "
+             f"MLP {'-'.join(map(str, SIZES))}, float32; {environment(agnostic, torch, device_types)}", ""]
+    lines += notes + ([""] if notes else [])
+    lines += table(rows, with_torch)
+    lines += ["", "us/step: wall clock of a loop of steps / steps (CUDA: synchronized after the loop), median of "
+              "repeats; ratio = agnostic / PyTorch eager (lower is better)."]
+    report = "\n".join(lines)
+    print(report)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(report + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
