@@ -543,6 +543,8 @@ def test_record_stream_keeps_a_block_from_reuse_until_the_side_stream_is_done(fr
             kernel((1,), (256,), (tensor._data, numpy.int64(size), numpy.int64(cycles)))
 
     spin_on_side(uint8(size, fresh), cycles=0)     # compile and warm up
+    uint8(16, fresh)._data.fill(2)                 # loading a kernel's module synchronizes the device: do it now
+    int(uint8(16, fresh)._data.max())
     side.synchronize()
 
     # Without record_stream, CuPy hands A's block out at once, while the side stream is still to write into it.
