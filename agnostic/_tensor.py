@@ -479,6 +479,8 @@ def _normalize_dim(dim, ndim, allow_scalar=True):
 def _check_writable(tensor):
     """Refuse in-place writes into tensors where several elements share one memory location (expand)."""
     array = tensor._data
+    if array.size == 0:
+        return  # nothing is written; NumPy gives empty arrays zero strides
     for size, stride in zip(array.shape, array.strides):
         if stride == 0 and size > 1:
             raise RuntimeError(

@@ -36,6 +36,11 @@ _integral_only = _not_for(
 )
 
 
+_integers_only = _not_for(
+    (_BOOL, _FLOATING, _COMPLEX), '"{name}" is only implemented for integer tensors, got {dtype}'
+)
+
+
 def _no_bool_subtraction(name, dtype):
     if dtype is _dtypes.bool:
         raise RuntimeError(
@@ -127,8 +132,8 @@ _BINARY = {
     "bitwise_and": _Op("bitwise_and", "bitwise_and", "same", _integral_only),
     "bitwise_or": _Op("bitwise_or", "bitwise_or", "same", _integral_only),
     "bitwise_xor": _Op("bitwise_xor", "bitwise_xor", "same", _integral_only),
-    "bitwise_left_shift": _Op("bitwise_left_shift", "left_shift", "same", _integral_only),
-    "bitwise_right_shift": _Op("bitwise_right_shift", "right_shift", "same", _integral_only),
+    "bitwise_left_shift": _Op("bitwise_left_shift", "left_shift", "same", _integers_only),
+    "bitwise_right_shift": _Op("bitwise_right_shift", "right_shift", "same", _integers_only),
     "maximum": _Op("maximum", "maximum", "same", _check_ordered),
     "minimum": _Op("minimum", "minimum", "same", _check_ordered),
     "fmax": _Op("fmax", "fmax", "same", _check_ordered),
@@ -167,15 +172,47 @@ def _binary(op, input, other):
     return _binary_general(op, input, other)
 
 
+def broadcast_error(*shapes):
+    """PyTorch's error for shapes that don't broadcast, naming the first mismatching dimension."""
+    shapes = [tuple(shape) for shape in shapes]
+    ndim = max(len(shape) for shape in shapes)
+    padded = [(1,) * (ndim - len(shape)) + shape for shape in shapes]
+    for dim in range(ndim):
+        sizes = [shape[dim] for shape in padded if shape[dim] != 1]
+        if len(set(sizes)) > 1:
+            return RuntimeError(f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({sizes[1]}) "
+                                f"at non-singleton dimension {dim}")
+    return RuntimeError(f"shapes {[list(shape) for shape in shapes]} cannot be broadcast together")
+
+
+def _checked(function, *arrays):
+    """Call a backend function, turning its broadcasting ValueError into PyTorch's RuntimeError."""
+    try:
+        return function(*arrays)
+    except ValueError:
+        shapes = [a.shape for a in arrays if hasattr(a, "shape")]
+        if len(shapes) > 1 and _broadcastable(shapes):
+            raise
+        raise broadcast_error(*shapes) from None
+
+
+def _broadcastable(shapes):
+    try:
+        numpy.broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False
+
+
 def _fast_result(op, device, a, b):
     tensor = _new_tensor(Tensor)
     tensor._device = device
     if device is CPU:
-        out = op.numpy_function(a, b)
+        out = _checked(op.numpy_function, a, b)
         tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
         return tensor
     with _backend.on(device):
-        out = op.function(device)(a, b)
+        out = _checked(op.function(device), a, b)
         expected = a.dtype if hasattr(a, "dtype") else b.dtype
         if op.kind != "bool" and op.kind != "logical" and out.dtype != expected:
             out = out.astype(expected)  # a CuPy without NumPy 2's weak-scalar rule
@@ -190,7 +227,8 @@ def _binary_general(op, input, other):
     if not tensors:
         raise TypeError(f"{op.name}(): expected at least one Tensor argument, got two Python numbers")
     device = check_same_device(*tensors)
-    if op.name == "sub" and any(t.dtype is _dtypes.bool for t in tensors):
+    if op.name == "sub" and (any(t.dtype is _dtypes.bool for t in tensors)
+                             or isinstance(input, bool) or isinstance(other, bool)):
         raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. "
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
@@ -202,7 +240,20 @@ def _binary_general(op, input, other):
         _check_integer_divisor(other)
     a = operand_array(input, compute, device)
     b = operand_array(other, compute, device)
-    return finish(call(device, op.function(device), a, b), result, device)
+    if op.name == "pow" and compute.category == _INTEGER and isinstance(other, Tensor):
+        xp = _backend.namespace(device)
+        return finish(call(device, _checked, lambda base, exponent: _integer_power(xp, base, exponent), a, b),
+                      result, device)
+    return finish(call(device, _checked, op.function(device), a, b), result, device)
+
+
+def _integer_power(xp, base, exponent):
+    """Integer powers with negative exponents, as PyTorch: 1 ** n = 1, (-1) ** n = +-1, anything else 0."""
+    negative = exponent < 0
+    powers = xp.power(base, xp.where(negative, 0, exponent).astype(exponent.dtype))
+    odd = (xp.abs(exponent) % 2).astype(bool)
+    special = xp.where(base == 1, 1, xp.where(base == -1, xp.where(odd, -1, 1), 0)).astype(powers.dtype)
+    return xp.where(negative, special, powers)
 
 
 _INTEGER_DIVISIONS = ("floor_divide", "remainder", "fmod")
@@ -215,10 +266,9 @@ def _check_integer_divisor(divisor):
 
 
 def _check_integer_power(dtype, exponent):
-    if dtype.category != _INTEGER:
-        return
-    negative = bool((exponent < 0).any()) if isinstance(exponent, Tensor) else exponent < 0
-    if negative:
+    if dtype.category != _INTEGER or isinstance(exponent, Tensor):
+        return  # tensor exponents: see _integer_power
+    if exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed; use a float base or exponent")
 
 
@@ -299,12 +349,17 @@ def div(input, other, *, rounding_mode=None, out=None):
     """True division (``rounding_mode=None``), or ``"trunc"`` / ``"floor"`` rounding, as ``torch.div``."""
     if rounding_mode is None:
         return binary_functions["div"](input, other, out=out)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    dtype = result_dtype(as_operand(input), as_operand(other))
+    if dtype is _dtypes.bool:
+        raise NotImplementedError(f'"div_{rounding_mode}" is not implemented for bool tensors')
     if rounding_mode == "floor":
         return binary_functions["floor_divide"](input, other, out=out)
     if rounding_mode == "trunc":
-        dtype = result_dtype(as_operand(input), as_operand(other))
         if dtype.category <= _INTEGER:
             _check_integer_divisor(other)
+        input, other = (x.to(dtype) if isinstance(x, Tensor) else x for x in (input, other))
         quotient = binary_functions["div"](input, other)
         result = trunc(quotient).to(dtype)
         return _write_result(out, result, "div") if out is not None else result
@@ -362,6 +417,10 @@ def _rounding(backend_name):
     return compose
 
 
+def _square(xp, x):
+    return xp.square(x.astype(numpy.int64) if x.dtype.kind == "b" else x)
+
+
 def _sign(xp, x):
     return x.copy() if x.dtype.kind == "b" else xp.sign(x)
 
@@ -380,7 +439,7 @@ _UNARY = {op.name: op for op in (
     _Op("round", "rint", "same", _no_complex, compose=_rounding("rint")),
     _Op("frac", "frac", "same", _not_for((_BOOL, _INTEGER, _COMPLEX), '"frac" needs a floating tensor, got {dtype}'),
         compose=_frac),
-    _Op("square", "square", "same", _no_bool),
+    _Op("square", "square", "same", compose=_square),
     _Op("relu", "relu", "same", _no_bool_or_complex, compose=_relu),
     _Op("bitwise_not", "invert", "same", _integral_only),
     _Op("logical_not", "logical_not", "logical"),
@@ -480,7 +539,8 @@ def where(condition, input=None, other=None):
     xp = _backend.namespace(device)
     a = operand_array(input, dtype, device)
     b = operand_array(other, dtype, device)
-    return finish(call(device, xp.where, operand_array(condition, _dtypes.bool, device), a, b), dtype, device)
+    mask = operand_array(condition, _dtypes.bool, device)
+    return finish(call(device, _checked, xp.where, mask, a, b), dtype, device)
 
 
 def clamp(input, min=None, max=None, *, out=None):
@@ -490,7 +550,8 @@ def clamp(input, min=None, max=None, *, out=None):
     """
     if min is None and max is None:
         raise RuntimeError("clamp(): at least one of 'min' or 'max' must not be None")
-    result = input
+    dtype = result_dtype(*(x for x in (input, min, max) if x is not None))
+    result = input if input.dtype is dtype else input.to(dtype)
     if min is not None:
         result = maximum(result, min) if isinstance(min, Tensor) else _clamp_scalar(result, min, maximum, input)
     if max is not None:
@@ -563,7 +624,7 @@ def _shifted_for_softmax(input, dim, dtype):
     array = operand_array(input, target, input._device)
     compute = array.astype(numpy.float32) if target is _dtypes.float16 else array
     with _backend.on(input._device):
-        if compute.ndim == 0:
+        if compute.ndim == 0 or compute.size == 0:
             return compute - compute, xp
         return compute - compute.max(axis=dim, keepdims=True), xp
 
@@ -613,7 +674,7 @@ def make_operator(name, reflected=False):
                     a = self._data
                     b = other._data
                     dtype = a.dtype
-                    if dtype is b.dtype and dtype in fast_dtypes:
+                    if dtype is b.dtype and dtype in fast_dtypes and a.shape == b.shape:
                         out = numpy_function(a, b)
                         tensor = new(Tensor)
                         tensor._data = out if type(out) is ndarray else numpy.asarray(out)

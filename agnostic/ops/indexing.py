@@ -111,13 +111,18 @@ def _check_mask(mask_shape, indexed_shape, dim):
         raise IndexError("too many indices for tensor: the boolean mask has more dimensions than remain")
 
 
-def _check_bounds(array, size, dim):
+def _check_bounds(array, size, dim, negative=True, error=IndexError):
+    """Refuse indices outside ``[-size, size)`` (``[0, size)`` without ``negative``) with one read-back."""
     if array.size == 0:
         return
-    low, high = int(array.min()), int(array.max())
-    bad = high if high >= size else low if low < -size else None
+    xp = numpy if isinstance(array, numpy.ndarray) else _backend.namespace(_backend.device_of_array(array))
+    low, high = (int(v) for v in xp.stack([array.min(), array.max()]).tolist())
+    lowest = -size if negative else 0
+    bad = high if high >= size else low if low < lowest else None
     if bad is not None:
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+        if error is IndexError and not negative:
+            raise IndexError("index out of range in self")
+        raise error(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 def getitem(tensor, key):
@@ -148,7 +153,11 @@ def setitem(tensor, key, value):
 
         array = operand_array(make_tensor(value, device=device), tensor.dtype, device)
     with _backend.on(device):
-        tensor._data[index] = array
+        try:
+            tensor._data[index] = array
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(array.shape)} cannot be broadcast to "
+                               f"indexing result of shape {list(tensor._data[index].shape)}") from None
 
 
 def _along_dim_index(xp, index, dim):
@@ -180,7 +189,7 @@ def _check_index_tensor(name, input, dim, index):
                 f"smaller than self {list(input.shape)} apart from dimension {dim}"
             )
     if ndim:
-        _check_bounds(index._data, input._data.shape[dim], dim)
+        _check_bounds(index._data, input._data.shape[dim], dim, negative=False, error=RuntimeError)
     return dim
 
 
@@ -264,9 +273,9 @@ def index_select(input, dim, index):
     array = input._data
     axis = _normalize_dim(dim, array.ndim)
     if array.ndim == 0:
-        _check_bounds(index._data, 1, 0)
+        _check_bounds(index._data, 1, 0, negative=False)
         return input.clone().reshape(index._data.shape)
-    _check_bounds(index._data, array.shape[axis], axis)
+    _check_bounds(index._data, array.shape[axis], axis, negative=False)
     xp = _backend.namespace(input._device)
     return wrap(call(input._device, xp.take, array, index._data.reshape(-1), axis=axis), input._device)
 

@@ -40,7 +40,8 @@ def _axes(dim, ndim):
         if len(set(axes)) != len(axes):
             raise RuntimeError(f"dim {list(dim)} appears multiple times in the list of dims")
         return axes if ndim else None
-    return _normalize_dim(dim, ndim) if ndim else None
+    axis = _normalize_dim(dim, ndim)  # a 0-dim tensor accepts dim 0 and -1 only, as in PyTorch
+    return axis if ndim else None
 
 
 def _require_tensor(input, name):
@@ -204,8 +205,13 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _arg_extreme(name, backend_name, input, dim, keepdim):
-    _ordered_input(name, input)
+    _require_tensor(input, name)
+    if input._data.size == 0 and dim is None:
+        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
     _check_nonempty(name, input, dim)
+    _ordered_input(name, input)
+    if input.dtype is _dtypes.bool:
+        raise NotImplementedError(f'"{name}" is not implemented for bool tensors; convert with .int() first')
     device = input._device
     xp = _backend.namespace(device)
     array = input._data
@@ -236,7 +242,7 @@ def _logical_reduction(name, input, dim, keepdim):
     _require_tensor(input, name)
     xp = _backend.namespace(input._device)
     out = call(input._device, getattr(xp, name), input._data, axis=_axes(dim, input._data.ndim), keepdims=keepdim)
-    return finish(out, _dtypes.bool, input._device)
+    return finish(out, _dtypes.uint8 if input.dtype is _dtypes.uint8 else _dtypes.bool, input._device)
 
 
 def all(input, dim=None, keepdim=False):
@@ -282,6 +288,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     device = input._device
     xp = _backend.namespace(device)
     axes = _axes(dim, array.ndim)
+    if array.size == 0 and p in (math.inf, -math.inf):
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
+                           "does not have an identity")
     with _backend.on(device), numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):
         magnitude = xp.abs(array)
         if p in ("fro", 2, 2.0):

@@ -302,13 +302,18 @@ def split(tensor, split_size_or_sections, dim=0):
     """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of the
     listed section sizes."""
     array = tensor._data
+    if array.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     axis = _normalize_dim(dim, array.ndim)
     length = array.shape[axis]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
-        if size <= 0 and length:
+        if size < 0 or (size == 0 and length):
             raise RuntimeError(f"split(): split_size must be a positive integer, got {size}")
-        sections = [size] * (length // size) + ([length % size] if length % size else []) if size else [0]
+        if length == 0:
+            sections = [0]
+        else:
+            sections = [size] * (length // size) + ([length % size] if length % size else [])
     else:
         sections = list(split_size_or_sections)
         if builtin_sum(sections) != length:
@@ -332,7 +337,11 @@ def chunk(input, chunks, dim=0):
     """Split into ``chunks`` views of equal size along ``dim`` (the last may be smaller; fewer may be returned)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     length = input._data.shape[_normalize_dim(dim, input._data.ndim)]
+    if length == 0:
+        return split(input, [0] * chunks, dim)
     return split(input, max(-(-length // chunks), 1), dim)
 
 
@@ -374,6 +383,8 @@ def _dims_list(dims, ndim, name):
 def flip(input, *dims):
     """A copy with the order of elements reversed along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``)."""
     axes = _dims_list(dims[0] if len(dims) == 1 else dims, input._data.ndim, "flip")
+    if input._data.ndim == 0:
+        return input.clone()
     xp = _backend.namespace(input._device)
     with _backend.on(input._device):
         return wrap(xp.flip(input._data, axes).copy() if axes else input._data.copy(), input._device)

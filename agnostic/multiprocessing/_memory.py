@@ -1,0 +1,179 @@
+"""Shared-memory segments: creating them (unnamed memfd, or named in /dev/shm), mapping them into this process, and
+removing names.
+
+A ``Mapping`` owns the pages it maps: NumPy arrays view it through ``__array_interface__`` (so it is their
+``base``), and the pages are unmapped when the last of them is gone. Mappings come from ``mmap(2)`` through ctypes
+rather than Python's ``mmap`` module, which would hold one more file descriptor per segment.
+"""
+
+import ctypes
+import mmap
+import os
+import secrets
+import sys
+from multiprocessing import resource_tracker
+
+try:
+    import _posixshmem
+except ImportError:  # pragma: no cover - Windows has no POSIX shared memory
+    _posixshmem = None
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64)
+_libc.munmap.restype = ctypes.c_int
+_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+_MAP_FAILED = ctypes.c_void_p(-1).value
+_TRACKED = "shared_memory"  # the resource tracker unlinks what is still registered when the process tree ends
+
+
+class Mapping:
+    """``size`` bytes of a shared-memory object, mapped read-write at ``address``.
+
+    ``fd`` (or -1) is kept open so the segment can be sent again by descriptor; ``name`` is the segment's name
+    for named ones; ``key`` identifies the segment across processes (for the receivers' caches).
+    """
+
+    __slots__ = ("address", "size", "fd", "name", "key", "__weakref__")
+
+    def __init__(self, fd, size, keep_fd):
+        address = _libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+        if address is None or address == _MAP_FAILED:
+            error = ctypes.get_errno()
+            raise OSError(error, f"mmap of a {size}-byte shared-memory segment failed: {os.strerror(error)}")
+        self.address, self.size = address, size
+        self.fd = fd if keep_fd else -1
+        self.name = None
+        self.key = None
+
+    @property
+    def __array_interface__(self):
+        return {"data": (self.address, False), "shape": (self.size,), "typestr": "|u1", "version": 3}
+
+    def bytes(self):
+        """All mapped bytes as a uint8 NumPy array (whose base is this mapping)."""
+        import numpy
+
+        return numpy.asarray(self)
+
+    def __del__(self):
+        try:
+            _libc.munmap(self.address, self.size)
+            if self.fd >= 0:
+                os.close(self.fd)
+        except Exception:  # interpreter shutdown: the process is going away with its mappings
+            pass
+
+
+def fd_key(fd):
+    """What identifies the file behind ``fd`` in any process: ``(device, inode)``."""
+    stat = os.fstat(fd)
+    return ("fd", stat.st_dev, stat.st_ino)
+
+
+def create_unnamed(size):
+    """A new segment nothing can open by name: shared only by passing its descriptor (kept in the mapping)."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("agnostic-shared", os.MFD_CLOEXEC)
+    else:  # pragma: no cover - systems without memfd: a named segment whose name is removed at once
+        name = new_name()
+        fd = _posixshmem.shm_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        _posixshmem.shm_unlink(name)
+    try:
+        os.ftruncate(fd, size)
+        mapping = Mapping(fd, size, keep_fd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    mapping.key = fd_key(fd)
+    return mapping
+
+
+def open_unnamed(fd):
+    """Map the whole segment behind a received descriptor (the mapping takes ownership of ``fd``)."""
+    try:
+        mapping = Mapping(fd, os.fstat(fd).st_size, keep_fd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    mapping.key = fd_key(fd)
+    return mapping
+
+
+def new_name(prefix="agnostic"):
+    """A fresh segment name (``/<prefix>_<pid>_<random>``, short enough for every POSIX system)."""
+    return f"/{prefix}_{os.getpid()}_{secrets.token_hex(6)}"
+
+
+def create_named(size, initialize=None, prefix="agnostic"):
+    """A new named segment of ``size`` bytes, registered with the resource tracker.
+
+    ``initialize(fd)`` runs before the segment is mapped (to write a header); on any failure the name is removed.
+    """
+    name = new_name(prefix)
+    fd = _posixshmem.shm_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    try:
+        os.ftruncate(fd, size)
+        if initialize is not None:
+            initialize(fd)
+        mapping = Mapping(fd, size, keep_fd=False)
+        resource_tracker.register(name, _TRACKED)
+    except BaseException:
+        _posixshmem.shm_unlink(name)
+        raise
+    finally:
+        os.close(fd)
+    mapping.name = name
+    mapping.key = ("name", name)
+    return mapping
+
+
+def open_name(name):
+    """A descriptor of the named segment (FileNotFoundError once it is unlinked)."""
+    return _posixshmem.shm_open(name, os.O_RDWR, 0o600)
+
+
+def exists(name):
+    """Whether a named segment still exists."""
+    try:
+        os.close(open_name(name))
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def map_fd(fd, name):
+    """Map the whole named segment behind ``fd`` (the caller keeps and closes ``fd``)."""
+    mapping = Mapping(fd, os.fstat(fd).st_size, keep_fd=False)
+    mapping.name = name
+    mapping.key = ("name", name)
+    return mapping
+
+
+def unlink(name):
+    """Remove a segment's name (mappings stay valid) and tell the resource tracker it is handled."""
+    try:
+        _posixshmem.shm_unlink(name)
+    except FileNotFoundError:
+        return
+    resource_tracker.unregister(name, _TRACKED)
+
+
+def is_alive(pid):
+    """False when process ``pid`` has exited (a zombie not yet reaped counts as exited)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if sys.platform.startswith("linux"):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                state = stat.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            return True
+        return state not in (b"Z", b"X")
+    return True

@@ -1,0 +1,113 @@
+"""How tensors (and CUDA events) cross process boundaries: the reducers ``multiprocessing`` pickles them with.
+
+A CPU tensor travels as a handle to shared memory (moved there first, once), a CUDA tensor as a CUDA IPC handle;
+the receiver gets a tensor of the same class, with the same ``__dict__`` (``requires_grad`` included), viewing the
+same memory. As in PyTorch, autograd history, hooks and ``.grad`` stay behind, and a non-leaf tensor that requires
+grad is refused.
+"""
+
+from multiprocessing.reduction import ForkingPickler
+
+from .._device import CPU, Device
+from .._tensor import Tensor
+from . import cuda_ipc, sharing
+
+# Autograd's bookkeeping, which means nothing in another process.
+_NOT_SENT = frozenset({
+    "_grad_fn", "_output_nr", "_is_view", "_hooks", "_accumulator", "_version", "_retains_grad", "grad",
+    "_copy_done",
+})
+
+
+def reduce_tensor(tensor):
+    """The reducer of ``Tensor`` and its subclasses."""
+    array = tensor._data  # first: an in-flight host copy completes, and the tensor becomes a plain one
+    state = _sent_state(tensor)
+    if tensor._device is CPU:
+        return (rebuild_cpu_tensor, (type(tensor), sharing.export(tensor), state))
+    return (rebuild_cuda_tensor, (type(tensor), cuda_ipc.export(array), state))
+
+
+def _sent_state(tensor):
+    state = tensor.__dict__
+    if not state:
+        return None
+    if state.get("_grad_fn") is not None:
+        raise RuntimeError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does not support "
+            "crossing process boundaries.  If you just want to transfer the data, call detach() on the tensor "
+            "before serializing (e.g., putting it on the queue)."
+        )
+    return {name: value for name, value in state.items() if name not in _NOT_SENT} or None
+
+
+def rebuild_cpu_tensor(cls, handle, state):
+    """A tensor of class ``cls`` over the shared memory ``handle`` describes."""
+    return _make(cls, sharing.rebuild_array(handle), CPU, state)
+
+
+def rebuild_cuda_tensor(cls, handle, state):
+    """A tensor of class ``cls`` over the other process's GPU memory ``handle`` describes."""
+    array, index = cuda_ipc.rebuild_array(handle)
+    return _make(cls, array, Device("cuda", index), state)
+
+
+def _make(cls, array, device, state):
+    tensor = object.__new__(cls)
+    tensor._data = array
+    tensor._device = device
+    if state:
+        tensor.__dict__.update(state)
+    return tensor
+
+
+def reduce_event(event):
+    """The reducer of ``agnostic.cuda.Event`` (created with ``interprocess=True``)."""
+    handle = event.ipc_handle()  # first: it creates an event never recorded, on the current device
+    return (rebuild_event, (type(event), event.device, handle))
+
+
+def rebuild_event(cls, device, handle):
+    """The producer's event, opened in this process."""
+    return cls.from_ipc_handle(device, handle)
+
+
+def register_tensor_class(cls):
+    """Make ``cls`` (and its subclasses) travel through ``multiprocessing`` by shared memory."""
+    for klass in _with_subclasses(cls):
+        ForkingPickler.register(klass, reduce_tensor)
+
+
+def _with_subclasses(cls):
+    found, todo = [], [cls]
+    while todo:
+        klass = todo.pop()
+        if klass not in found:
+            found.append(klass)
+            todo.extend(klass.__subclasses__())
+    return found
+
+
+def _register_future_subclasses():
+    """Register Tensor subclasses defined from now on too (``ForkingPickler`` dispatches on the exact type)."""
+    previous = Tensor.__dict__.get("__init_subclass__")
+
+    def __init_subclass__(cls, **kwargs):
+        if previous is not None:
+            previous.__func__(cls, **kwargs)
+        else:
+            super(Tensor, cls).__init_subclass__(**kwargs)
+        ForkingPickler.register(cls, reduce_tensor)
+
+    Tensor.__init_subclass__ = classmethod(__init_subclass__)
+
+
+def init_reductions():
+    """Register the reducers of Tensor (every subclass, present and future) and of CUDA events."""
+    register_tensor_class(Tensor)
+    _register_future_subclasses()
+    try:
+        from ..cuda.streams import Event
+    except ImportError:
+        return
+    ForkingPickler.register(Event, reduce_event)
