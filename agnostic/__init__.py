@@ -18,7 +18,7 @@ from ._dtypes import (
 from ._legacy_types import cpu_types as _cpu_types
 from ._size import Size
 from ._tensor import Tensor
-from . import _methods
+from . import _fork_guard, _methods
 from .ops.creation import (
     arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
     ones_like, tensor, zeros, zeros_like,
@@ -57,5 +57,6 @@ short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 _methods.install()
+_fork_guard.install()
 globals().update(_cpu_types)
 _install_autograd(_sys.modules[__name__])

@@ -117,6 +117,8 @@ def install():
     Tensor.mT = property(shape.matrix_transpose, doc="The last two dimensions swapped (a view).")
     Tensor.__hash__ = lambda self: id(self)
     Tensor.record_stream = _record_stream
+    Tensor.share_memory_ = _share_memory_
+    Tensor.is_shared = _is_shared
 
 
 def _record_stream(self, stream):
@@ -125,6 +127,21 @@ def _record_stream(self, stream):
     from .cuda.memory import record_stream
 
     record_stream(self, stream)
+
+
+def _share_memory_(self):
+    """Move this CPU tensor's data into shared memory (a no-op on CUDA and when already shared); returns ``self``.
+    Other processes it is sent to through ``agnostic.multiprocessing`` then map the same pages."""
+    from .multiprocessing.sharing import share_memory_
+
+    return share_memory_(self)
+
+
+def _is_shared(self):
+    """True when this tensor's memory can be seen by other processes (shared memory, or any CUDA memory)."""
+    from .multiprocessing.sharing import is_shared
+
+    return is_shared(self)
 
 
 def _invert(self):

@@ -65,6 +65,8 @@ OPS = {
     "matmul": (lambda x, y: x @ y, [(2, 3), (3, 2)], False),
     "matvec": (lambda x, y: x @ y, [(2, 2, 3), (3,)], False),
     "outer": (lambda x, y: agnostic.outer(x, y), [(2,), (3,)], False),
+    "inner": (lambda x, y: agnostic.inner(x, y), [(2, 3), (4, 1, 3)], False),
+    "inner_scalar": (lambda x, y: agnostic.inner(x, y), [(), (2, 3)], False),
     "einsum": (lambda x, y: agnostic.einsum("ij,jk->ik", x, y), [(2, 3), (3, 2)], False),
     "reshape_permute": (lambda x: x.reshape(3, 2).permute(1, 0) * 2, [(2, 3)], False),
     "transpose_T": (lambda x: x.transpose(0, 1) @ x.T.T, [(2, 3)], False),

@@ -111,4 +111,7 @@ def test_readme_keeps_the_quick_start_commands():
     text = README.read_text()
     assert ('python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[cuda12]" && '
             'python examples/quickstart.py') in text
-    assert 'pip install -q -e ".[test,cuda12]" && python -m pytest -q' in text
+    test_command = ('python3 -m venv .venv && . .venv/bin/activate && pip install -q -e ".[test,cuda12]" && '
+                    'python -m pytest -q')
+    assert test_command in text
+    assert test_command in (README.parent / ".ci" / "run").read_text()

@@ -431,7 +431,17 @@ def matmul(ctx, g):
     return fit(grad_a, a), fit(grad_b, b)
 
 
-mm = bmm = mv = dot = inner = matmul
+mm = bmm = mv = dot = matmul
+
+
+def inner(ctx, g):
+    a, b = ctx.args[:2]
+    if a.ndim == 0 or b.ndim == 0:
+        return mul(ctx, g)
+    a2 = a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+    b2 = b.reshape(math.prod(b.shape[:-1]), b.shape[-1])
+    g2 = g.reshape(a2.shape[0], b2.shape[0])
+    return fit(A.matmul(g2, _conj(b2)).reshape(a.shape), a), fit(A.matmul(g2.mT, _conj(a2)).reshape(b.shape), b)
 
 
 def outer(ctx, g):

@@ -268,9 +268,8 @@ def current_blas_handle():
 
 
 def ipc_collect():
-    """Free GPU memory that other processes received over CUDA IPC and no longer use, as PyTorch's.
+    """Free the GPU memory this process sent to other processes over CUDA IPC that they no longer use, as
+    ``torch.cuda.ipc_collect``."""
+    from ..multiprocessing.cuda_ipc import ipc_collect as collect
 
-    A no-op returning None for now: agnostic does not share CUDA tensors between processes yet, so there is
-    nothing to collect.
-    """
-    return None
+    return collect()

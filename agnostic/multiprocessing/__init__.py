@@ -12,7 +12,7 @@ import importlib as _importlib
 import multiprocessing as _multiprocessing
 from multiprocessing import *  # noqa: F401,F403
 
-from . import _fork_guard, cuda_ipc, sharing
+from . import cuda_ipc, sharing
 from .reductions import init_reductions as _init_reductions, register_tensor_class
 from .sharing import get_all_sharing_strategies, get_sharing_strategy, set_sharing_strategy
 from .spawn import (
@@ -38,18 +38,4 @@ def __getattr__(name):
         raise AttributeError(f"module 'agnostic.multiprocessing' has no attribute {name!r}") from None
 
 
-def _bind_tensor_methods():
-    # Until agnostic binds them itself: Tensor.share_memory_, Tensor.is_shared and agnostic.cuda.ipc_collect.
-    from .. import cuda
-    from .._tensor import Tensor
-
-    if "share_memory_" not in Tensor.__dict__:
-        Tensor.share_memory_ = sharing.share_memory_
-    if "is_shared" not in Tensor.__dict__:
-        Tensor.is_shared = sharing.is_shared
-    cuda.ipc_collect = cuda_ipc.ipc_collect
-
-
 _init_reductions()
-_fork_guard.install()
-_bind_tensor_methods()

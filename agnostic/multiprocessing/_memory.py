@@ -13,16 +13,21 @@ import secrets
 import sys
 from multiprocessing import resource_tracker
 
+import numpy
+
 try:
     import _posixshmem
 except ImportError:  # pragma: no cover - Windows has no POSIX shared memory
     _posixshmem = None
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype = ctypes.c_void_p
-_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64)
-_libc.munmap.restype = ctypes.c_int
-_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+if os.name == "posix":
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.mmap.restype = ctypes.c_void_p
+    _libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64)
+    _libc.munmap.restype = ctypes.c_int
+    _libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+else:  # pragma: no cover
+    _libc = None
 _MAP_FAILED = ctypes.c_void_p(-1).value
 _TRACKED = "shared_memory"  # the resource tracker unlinks what is still registered when the process tree ends
 
@@ -37,6 +42,8 @@ class Mapping:
     __slots__ = ("address", "size", "fd", "name", "key", "__weakref__")
 
     def __init__(self, fd, size, keep_fd):
+        if _libc is None:  # pragma: no cover
+            raise RuntimeError("sharing tensors between processes needs a POSIX system (Linux or macOS)")
         address = _libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
         if address is None or address == _MAP_FAILED:
             error = ctypes.get_errno()
@@ -52,8 +59,6 @@ class Mapping:
 
     def bytes(self):
         """All mapped bytes as a uint8 NumPy array (whose base is this mapping)."""
-        import numpy
-
         return numpy.asarray(self)
 
     def __del__(self):
@@ -76,8 +81,7 @@ def create_unnamed(size):
     if hasattr(os, "memfd_create"):
         fd = os.memfd_create("agnostic-shared", os.MFD_CLOEXEC)
     else:  # pragma: no cover - systems without memfd: a named segment whose name is removed at once
-        name = new_name()
-        fd = _posixshmem.shm_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        name, fd = _create("agnostic")
         _posixshmem.shm_unlink(name)
     try:
         os.ftruncate(fd, size)
@@ -101,8 +105,18 @@ def open_unnamed(fd):
 
 
 def new_name(prefix="agnostic"):
-    """A fresh segment name (``/<prefix>_<pid>_<random>``, short enough for every POSIX system)."""
-    return f"/{prefix}_{os.getpid()}_{secrets.token_hex(6)}"
+    """A fresh segment name, ``/<prefix>_<pid>_<random>`` (within macOS's 31 characters)."""
+    return f"/{prefix}_{os.getpid()}_{secrets.token_hex(4)}"
+
+
+def _create(prefix):
+    """``(name, fd)`` of a new named segment, under a name nobody uses."""
+    while True:
+        name = new_name(prefix)
+        try:
+            return name, _posixshmem.shm_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        except FileExistsError:
+            continue
 
 
 def create_named(size, initialize=None, prefix="agnostic"):
@@ -110,8 +124,7 @@ def create_named(size, initialize=None, prefix="agnostic"):
 
     ``initialize(fd)`` runs before the segment is mapped (to write a header); on any failure the name is removed.
     """
-    name = new_name(prefix)
-    fd = _posixshmem.shm_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    name, fd = _create(prefix)
     try:
         os.ftruncate(fd, size)
         if initialize is not None:

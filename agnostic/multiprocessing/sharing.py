@@ -8,13 +8,22 @@ sends the name: no descriptors are held, and a lock-protected header in the segm
 and lists the processes that map it; the last one to let go (a dead process lets go by dying) removes the name.
 """
 
-import fcntl
 import os
 import struct
 import sys
 import threading
 import weakref
 from multiprocessing import reduction, resource_tracker, util
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: segments cannot be made there anyway
+    fcntl = None
+try:
+    # Loaded now, not half-way in a queue's feeder thread that a fork could copy mid-import (as PyTorch does).
+    import multiprocessing.resource_sharer  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
 
 import numpy
 

@@ -385,6 +385,11 @@ class Module:
         """Move every parameter and buffer to the CPU."""
         return self._apply(lambda t: t.cpu())
 
+    def share_memory(self):
+        """Move every parameter and buffer to shared memory (see ``Tensor.share_memory_``), for models that
+        ``agnostic.multiprocessing`` workers train together (Hogwild). Returns ``self``."""
+        return self._apply(lambda t: t.share_memory_())
+
     def type(self, dst_type):
         """Cast every parameter and buffer to ``dst_type``."""
         return self._apply(lambda t: t.type(dst_type))

@@ -1,5 +1,7 @@
 """Matrix products: matmul (``@``), mm, bmm, mv, dot, outer, einsum, with PyTorch's shape and dtype checks."""
 
+import math
+
 from .. import _backend
 from .._tensor import Tensor, wrap
 from ._dispatch import call, check_same_device, finish, operand_array, result_dtype
@@ -77,7 +79,23 @@ def dot(input, other):
     return matmul(input, other)
 
 
-inner = dot
+def inner(input, other):
+    """Sum of products over the last dimension: shape ``input.shape[:-1] + other.shape[:-1]``; a 0-dim operand
+    multiplies, as ``torch.inner``."""
+    device = check_same_device(input, other)
+    if input.ndim == 0 or other.ndim == 0:
+        from .elementwise import mul
+
+        return mul(input, other)
+    _check_matmul_operands("inner", input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    lead_a, lead_b = tuple(input.shape[:-1]), tuple(other.shape[:-1])
+    a = input._data.reshape(math.prod(lead_a), input.shape[-1])
+    b = other._data.reshape(math.prod(lead_b), other.shape[-1])
+    product = call(device, _backend.namespace(device).matmul, a, b.T)
+    return wrap(product.reshape(lead_a + lead_b), device)
 
 
 def outer(input, vec2):

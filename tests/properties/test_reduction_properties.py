@@ -367,6 +367,22 @@ def test_matmul(shapes_, names, data):
     check_tensor(function, cast(expected, names[0]), names[0])
 
 
+@given(lead_a=shapes(max_dims=2, max_side=3), lead_b=shapes(max_dims=2, max_side=3),
+       size=st.integers(0, 4), scalar=st.sampled_from([None, "a", "b"]),
+       name=st.sampled_from(["float32", "float64", "int64", "complex64"]), data=st.data())
+def test_inner(lead_a, lead_b, size, scalar, name, data):
+    """``inner`` contracts the last dimensions (``a.shape[:-1] + b.shape[:-1]``) and multiplies a 0-dim operand,
+    as ``numpy.inner``; mismatched last dimensions raise."""
+    shape_a = () if scalar == "a" else lead_a + (size,)
+    shape_b = () if scalar == "b" else lead_b + (size,)
+    a = data.draw(arrays(name, shape_a, -4, 4, integral=True))
+    b = data.draw(arrays(name, shape_b, -4, 4, integral=True))
+    check_tensor(on_all_devices(agnostic.inner, a, b), np.inner(a, b), name)
+    if scalar is None:
+        wrong = data.draw(arrays(name, lead_b + (size + 1,), -4, 4, integral=True))
+        on_all_devices(agnostic.inner, a, wrong).raises(RuntimeError)
+
+
 @given(shape_a=shapes(max_dims=3, max_side=4), shape_b=shapes(max_dims=3, max_side=4),
        name=st.sampled_from(["float32", "int64"]))
 def test_matmul_shape_errors(shape_a, shape_b, name):

@@ -7,7 +7,7 @@ replaced by one that raises a clear error on any use (``isinstance`` checks agai
 
 import os
 
-from .. import _backend
+from . import _backend
 
 FORKED_CUDA_ERROR = (
     "Cannot re-initialize CUDA in forked subprocess: CUDA was initialized in the parent process before it forked. "
@@ -34,7 +34,7 @@ def _mark_child():
 
 
 def install():
-    """Mark the children forked from now on (once per process)."""
-    if not getattr(install, "done", False):
+    """Mark the children forked from now on (at ``import agnostic``; cheap, and CUDA is only checked at a fork)."""
+    if hasattr(os, "register_at_fork") and not getattr(install, "done", False):
         os.register_at_fork(after_in_child=_mark_child)
         install.done = True
