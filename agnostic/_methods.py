@@ -63,7 +63,7 @@ def _bind_others():
 def _fill_(self, value):
     """Fill ``self`` with ``value`` (a number or 0-dim tensor) in place."""
     from ._tensor import _check_writable
-    from .ops._dispatch import operand_array
+    from .ops._dispatch import keep_negative_zero, operand_array
 
     _check_writable(self)
     if isinstance(value, Tensor):
@@ -71,8 +71,9 @@ def _fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions")
         value = value.item()
+    value = keep_negative_zero(operand_array(value, self.dtype, self._device), self._device)
     with _backend.on(self._device):
-        self._data[...] = operand_array(value, self.dtype, self._device)
+        self._data[...] = value
     return self
 
 

@@ -61,7 +61,11 @@ def to_device(array, target, non_blocking=False):
         stream = cupy.cuda.get_current_stream()
         if not (non_blocking and array.flags.c_contiguous and is_pinned(array)):
             # A blocking copy is complete on return, as PyTorch's is (copy, then synchronize the stream).
-            result = cupy.asarray(array)
+            if array.ndim:
+                result = cupy.asarray(array)
+            else:  # cupy.asarray fills 0-dim arrays, by a memset for zeros, so -0.0 would become +0.0
+                result = cupy.empty((), array.dtype)
+                result.set(array)
             stream.synchronize()
             return result
         result = cupy.empty(array.shape, array.dtype)

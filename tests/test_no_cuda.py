@@ -132,6 +132,6 @@ def _agnostic_cumulative_import_us():
 
 def test_import_time():
     run_python("import agnostic")                                # warm the bytecode cache
-    cumulative_us, own_self_us = min(_agnostic_cumulative_import_us() for _ in range(2))
+    cumulative_us, own_self_us = min(_agnostic_cumulative_import_us() for _ in range(5))  # least disturbed
     assert own_self_us < 500_000, f"agnostic's own modules took {own_self_us / 1e6:.3f} s"
     assert cumulative_us < 500_000, f"import agnostic took {cumulative_us / 1e6:.3f} s cumulative"

@@ -524,6 +524,24 @@ def test_full(device):
     assert t.device == device and t.tolist() == [[1.5, 1.5], [1.5, 1.5]]
 
 
+@pytest.mark.parametrize("dtype", [agnostic.float16, agnostic.float32, agnostic.float64, agnostic.complex64])
+def test_negative_zero_is_kept(device, dtype):
+    # CuPy writes scalar zeros with a memset (+0.0); PyTorch keeps the sign of -0.0 everywhere.
+    def signs(tensor):
+        values = tensor.cpu().numpy().ravel()
+        return numpy.signbit(values.real).tolist()
+
+    assert signs(agnostic.full((3,), -0.0, dtype=dtype, device=device)) == [True] * 3
+    assert signs(agnostic.tensor(-0.0, dtype=dtype, device=device)) == [True]
+    assert signs(agnostic.tensor(numpy.array(-0.0), dtype=dtype, device=device)) == [True]
+    assert signs(agnostic.ones(3, dtype=dtype, device=device).fill_(-0.0)) == [True] * 3
+    sliced = agnostic.ones(4, dtype=dtype, device=device)
+    sliced[1:3] = -0.0
+    assert signs(sliced) == [False, True, True, False]
+    assert signs(agnostic.tensor(-0.0, device=device).reciprocal()) == [True]  # -inf
+    assert agnostic.tensor(-0.0, device=device).reciprocal().item() == -math.inf
+
+
 def test_like_factories(device):
     base = agnostic.ones(2, 3, dtype=agnostic.int32, device=device)
     for made in (agnostic.zeros_like(base), agnostic.ones_like(base), agnostic.empty_like(base),

@@ -10,12 +10,13 @@ import agnostic
 from conftest import CUDA_DEVICES
 
 
-def _busy(device, seconds_hint=4):
-    """Queue a few large matrix products on ``device``'s current stream and return an event after them."""
+def _busy(device, products=12):
+    """Queue large matrix products (tens of milliseconds each) on ``device``'s current stream and return an event
+    after them."""
     import cupy
 
     x = agnostic.ones(8192, 8192, device=device)
-    for _ in range(seconds_hint):
+    for _ in range(products):
         x = x @ x * (1.0 / 8192)
     done = cupy.cuda.get_current_stream().record()
     return x, done
@@ -75,6 +76,9 @@ def test_non_blocking_download_is_asynchronous_and_reads_wait_for_it(cuda_device
 
     count = 32 * 2 ** 20
     agnostic.empty(count, pin_memory=True)  # warm the pinned pool: allocating page-locked memory syncs the GPU
+    # Load the kernels used below first: loading a kernel module synchronizes the device.
+    (agnostic.arange(4, dtype=agnostic.float32, device=cuda_device) + agnostic.ones(1, 1, device=cuda_device)[0, 0]
+     ).to("cpu", non_blocking=True).numpy()
     with cupy.cuda.Device(cuda_device.index):
         result, busy_done = _busy(cuda_device)
         values = agnostic.arange(count, dtype=agnostic.float32, device=cuda_device) + result[0, 0]

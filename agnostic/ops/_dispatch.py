@@ -89,8 +89,21 @@ def operand_array(operand, dtype, device):
                 array = array.astype(numpy_dtype)
         return array
     if dtype.category == 1 and not _fits(operand, numpy_dtype):
-        return numpy.asarray(operand).astype(numpy_dtype)
+        return numpy.asarray(operand).astype(numpy_dtype)[()]  # a NumPy scalar: CuPy takes no host arrays
     return numpy_dtype.type(operand)
+
+
+def keep_negative_zero(value, device):
+    """A NumPy scalar to write into a CUDA array as CuPy should receive it: a negative zero as a 0-dim device array,
+    since CuPy writes scalar zeros with a memset, which stores +0.0 (PyTorch keeps -0.0)."""
+    if device is CPU or value.dtype.kind not in "fc" or value != 0:
+        return value
+    if not (numpy.signbit(value.real) or numpy.signbit(value.imag)):
+        return value
+    with _backend.on(device):
+        array = _backend.require_cupy().empty((), value.dtype)
+        array.set(numpy.asarray(value))
+    return array
 
 
 def _fits(value, numpy_dtype):

@@ -7,6 +7,7 @@ import numpy
 from .. import _backend, _dtypes, _transfer
 from .._device import CPU, as_device
 from .._tensor import Tensor, wrap
+from ._dispatch import keep_negative_zero
 
 
 def _target(device):
@@ -183,7 +184,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dtype = _dtypes.as_dtype(dtype) or _dtypes.scalar_dtype(fill_value)
-    value = _cast_scalar(fill_value, dtype)
+    device = _target(device)
+    value = keep_negative_zero(_cast_scalar(fill_value, dtype), device)
     return _filled(size, dtype, device, lambda xp, shape, dt: xp.full(shape, value, dt), pin_memory)
 
 

@@ -78,6 +78,8 @@ class _Op:
             self.types(dtype)
         except RuntimeError:
             return False
+        if self.kind == "logical":
+            return dtype.category != _COMPLEX  # CuPy's logical ufuncs take no complex: cast to bool first
         return self.kind != "float" or dtype.category >= _FLOATING
 
     def types(self, dtype):
@@ -596,7 +598,7 @@ def softmax(input, dim, dtype=None):
     shifted, xp = _shifted_for_softmax(input, dim, dtype)
     with _backend.on(input._device):
         exponentials = xp.exp(shifted)
-        result = exponentials / exponentials.sum(axis=dim, keepdims=True)
+        result = exponentials / exponentials.sum(axis=_axis(shifted, dim), keepdims=True)
     return finish(result, _softmax_dtype(input, dtype), input._device)
 
 
@@ -604,8 +606,13 @@ def log_softmax(input, dim, dtype=None):
     """``log(softmax(x))`` along ``dim``, computed without forming the softmax."""
     shifted, xp = _shifted_for_softmax(input, dim, dtype)
     with _backend.on(input._device):
-        result = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        result = shifted - xp.log(xp.exp(shifted).sum(axis=_axis(shifted, dim), keepdims=True))
     return finish(result, _softmax_dtype(input, dtype), input._device)
+
+
+def _axis(array, dim):
+    """The reduction axis of a softmax: None for a 0-dim array (CuPy refuses axis 0 there, NumPy allows it)."""
+    return dim if array.ndim else None
 
 
 def _softmax_dtype(input, dtype):

@@ -12,7 +12,7 @@ import numpy
 from .. import _backend, _dtypes, _transfer
 from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, _check_writable, _normalize_dim, wrap
-from ._dispatch import call, check_same_device, finish, operand_array
+from ._dispatch import call, check_same_device, finish, keep_negative_zero, operand_array
 
 _INTEGER_KINDS = "iu"
 
@@ -148,6 +148,7 @@ def setitem(tensor, key, value):
         array = operand_array(value, tensor.dtype, device)
     elif isinstance(value, (bool, int, float, complex, numpy.generic)):
         array = operand_array(value if not isinstance(value, numpy.generic) else value.item(), tensor.dtype, device)
+        array = keep_negative_zero(array, device)
     else:
         from .creation import tensor as make_tensor
 

@@ -141,6 +141,8 @@ def test_inplace_keeps_self_shape_and_dtype(method, a_name, pair, scalar_other, 
         result = getattr(x, method)(y)
         return result is x, x
 
+    if method == "div_" and CATEGORY[compute] == 3:
+        assume(not (cast(b, compute) == 0).any())  # complex x / 0: NumPy and CUDA's complex division disagree
     outcome = on_all_devices(call, a, b)
     shape_ok = broadcast_or_none(a.shape, b_shape) == a.shape
     cast_ok = CATEGORY[compute] <= CATEGORY[a_name]
