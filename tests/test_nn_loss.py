@@ -106,6 +106,30 @@ def test_cross_entropy_custom_ignore_index_and_unbatched(device):
     assert numpy.isnan(all_ignored.item())
 
 
+@pytest.mark.parametrize("dtype", [agnostic.float32, agnostic.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduction):
+    """2-D logits with int64 targets take a fused path; with class weights of one, the general path computes the
+    same thing from log_softmax and nll_loss: losses, gradients and second-order gradients must agree."""
+    x = RNG.standard_normal((6, 5))
+    target = make(numpy.array([0, 4, -100, 2, 2, 1]), device)
+    v = make(RNG.standard_normal((6, 5)), device, dtype=dtype)
+    results = []
+    for weight in (None, make(numpy.ones(5), device, dtype=dtype)):
+        logits = make(x, device, True, dtype)
+        loss = F.cross_entropy(logits, target, weight, reduction=reduction)
+        first, = agnostic.autograd.grad(loss, logits, create_graph=True)
+        second, = agnostic.autograd.grad((first * v).sum(), logits)
+        results.append([host(loss), host(first), host(second)])
+    tolerance = 1e-5 if dtype is agnostic.float32 else 1e-12
+    for fast, composite in zip(*results):
+        assert numpy.allclose(fast, composite, rtol=tolerance, atol=tolerance)
+    expected = cross_entropy_reference(x, host(target), reduction=reduction)
+    assert numpy.allclose(results[0][0], expected, rtol=tolerance)
+    with pytest.raises(IndexError, match="Target -3 is out of bounds."):
+        F.cross_entropy(make(x, device, dtype=dtype), make(numpy.array([0, 1, 2, -3, 0, 0]), device))
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_cross_entropy_probabilities(device, reduction):
     x = RNG.standard_normal((3, 4))

@@ -115,14 +115,16 @@ def _check_bounds(array, size, dim, negative=True, error=IndexError):
     """Refuse indices outside ``[-size, size)`` (``[0, size)`` without ``negative``) with one read-back."""
     if array.size == 0:
         return
-    xp = numpy if isinstance(array, numpy.ndarray) else _backend.namespace(_backend.device_of_array(array))
-    low, high = (int(v) for v in xp.stack([array.min(), array.max()]).tolist())
     lowest = -size if negative else 0
-    bad = high if high >= size else low if low < lowest else None
-    if bad is not None:
-        if error is IndexError and not negative:
-            raise IndexError("index out of range in self")
-        raise error(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    # Shifted so the valid range starts at 0 and read as unsigned, an index below it turns huge: one comparison
+    # and one reduction find both kinds of bad index.
+    shifted = array.astype(numpy.int64) - lowest
+    if not bool((shifted.view(numpy.uint64) >= size - lowest).any()):
+        return
+    bad = int(array[(array < lowest) | (array >= size)].ravel()[0])
+    if error is IndexError and not negative:
+        raise IndexError("index out of range in self")
+    raise error(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 def getitem(tensor, key):

@@ -5,6 +5,7 @@ import warnings
 import agnostic
 
 from ...autograd import Function
+from . import _index_cross_entropy
 from ._activation import logsigmoid
 
 
@@ -130,45 +131,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return loss.squeeze(0) if unbatched else loss
 
 
-class _IndexCrossEntropy(Function):
-    """Cross-entropy of a 2-D input and class indices, unweighted: one recorded operation, with the gradient
-    ``(softmax - one_hot) / count`` computed directly (the common training-loop case)."""
-
-    @staticmethod
-    def forward(ctx, input, target, ignore_index, reduction):
-        classes = input.shape[1]
-        kept = agnostic.ne(target, ignore_index)
-        safe = agnostic.where(kept, target, 0)
-        if safe.numel():
-            low, high = agnostic.stack([safe.min(), safe.max()]).tolist()  # one read-back, as PyTorch's check
-            if low < 0 or high >= classes:
-                bad = target[agnostic.logical_and(agnostic.logical_or(safe < 0, safe >= classes), kept)][0].item()
-                raise IndexError(f"Target {bad} is out of bounds.")
-        log_probabilities = agnostic.log_softmax(input, 1)
-        rows = agnostic.arange(input.shape[0], device=input.device)
-        losses = agnostic.neg(log_probabilities[rows, safe]) * kept
-        count = kept.sum().to(input.dtype)
-        ctx.save_for_backward(log_probabilities, safe, kept, count)
-        ctx.mean = reduction == "mean"
-        total = losses.sum()
-        return total / count if ctx.mean else total
-
-    @staticmethod
-    def backward(ctx, grad):
-        log_probabilities, safe, kept, count = ctx.saved_tensors
-        rows = agnostic.arange(log_probabilities.shape[0], device=log_probabilities.device)
-        gradient = agnostic.exp(log_probabilities)
-        gradient[rows, safe] -= 1.0
-        scale = (grad / count) if ctx.mean else grad
-        return gradient * kept.unsqueeze(1) * scale, None, None, None
-
-
-def _is_plain_index_case(input, target, weight, label_smoothing, reduction):
-    return (input.dim() == 2 and target.dim() == 1 and target.dtype is agnostic.int64 and weight is None
-            and label_smoothing == 0.0 and reduction in ("mean", "sum") and input.dtype.is_floating_point
-            and input.shape[0] == target.shape[0])
-
-
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """``nll_loss(log_softmax(input, 1), target)`` for class indices, or ``-sum(target * log_softmax)`` for class
@@ -176,8 +138,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if _is_plain_index_case(input, target, weight, label_smoothing, reduction):
-        return _IndexCrossEntropy.apply(input, target, ignore_index, reduction)
+    if _index_cross_entropy.supports(input, target, weight, label_smoothing, reduction):
+        return _index_cross_entropy.IndexCrossEntropy.apply(input, target, ignore_index, reduction)
     class_dim = 0 if input.dim() == 1 else 1
     classes = input.shape[class_dim]
     log_probabilities = agnostic.log_softmax(input, class_dim)
