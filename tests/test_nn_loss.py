@@ -126,6 +126,8 @@ def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduct
         assert numpy.allclose(fast, composite, rtol=tolerance, atol=tolerance)
     expected = cross_entropy_reference(x, host(target), reduction=reduction)
     assert numpy.allclose(results[0][0], expected, rtol=tolerance)
+    column_major = make(x.T.copy(), device, dtype=dtype).t()  # a transposed view: not row-major
+    assert numpy.allclose(host(F.cross_entropy(column_major, target, reduction=reduction)), expected, rtol=tolerance)
     with pytest.raises(IndexError, match="Target -3 is out of bounds."):
         F.cross_entropy(make(x, device, dtype=dtype), make(numpy.array([0, 1, 2, -3, 0, 0]), device))
 

@@ -11,7 +11,7 @@ from ..._device import CPU
 from ..._tensor import wrap
 from ...autograd import Function, is_grad_enabled
 
-_gradient_kernels = {}
+_kernels = {}
 
 
 def supports(input, target, weight, label_smoothing, reduction):
@@ -40,8 +40,12 @@ class IndexCrossEntropy(Function):
                 raise IndexError(f"Target {bad} is out of bounds.")
             shifted = logits - logits.max(axis=1, keepdims=True)
             log_probabilities = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
-            picked = xp.take_along_axis(log_probabilities, safe[:, None], 1)[:, 0]
-            total = -(picked * kept).sum()
+            if device is CPU:
+                picked = numpy.take_along_axis(log_probabilities, safe[:, None], 1)[:, 0] * kept
+            else:  # one launch (CuPy's take_along_axis builds index arrays first)
+                log_probabilities = xp.ascontiguousarray(log_probabilities)  # the kernel reads it row-major
+                picked = _kernel("pick")(log_probabilities, safe, kept, classes)
+            total = -picked.sum()
             count = kept.sum().astype(logits.dtype)
             result = total / count if reduction == "mean" else total
         ctx.arrays = log_probabilities, safe, kept, count
@@ -64,7 +68,7 @@ class IndexCrossEntropy(Function):
                 gradient[numpy.arange(len(safe)), safe] -= 1
                 gradient *= (kept * scale)[:, None]
             else:
-                gradient = _gradient_kernel()(log_probabilities, safe[:, None], kept[:, None], scale,
+                gradient = _kernel("gradient")(log_probabilities, safe[:, None], kept[:, None], scale,
                                               log_probabilities.shape[1])
         return wrap(gradient, device), None, None, None
 
@@ -82,12 +86,20 @@ def _recorded_backward(ctx, grad):
     return (agnostic.softmax(ctx.input, 1) - wrap(one_hot, device)) * wrap(weights, device) * grad
 
 
-def _gradient_kernel():
-    kernel = _gradient_kernels.get("kernel")
+_KERNELS = {
+    # per row: the kept rows' log-probability of their target class
+    "pick": ("raw T log_probabilities, int64 target, bool kept, int64 classes", "T picked",
+             "picked = kept ? log_probabilities[i * classes + target] : (T)0"),
+    # per element of the (rows, classes) gradient, ``i`` running over it in C order
+    "gradient": ("T log_probability, int64 target, bool kept, T scale, int64 classes", "T gradient",
+                 "gradient = kept ? (exp(log_probability) - (T)((i % classes) == target)) * scale : (T)0"),
+}
+
+
+def _kernel(name):
+    kernel = _kernels.get(name)
     if kernel is None:
-        cupy = _backend.require_cupy()
-        kernel = _gradient_kernels["kernel"] = cupy.ElementwiseKernel(
-            "T log_probability, int64 target, bool kept, T scale, int64 classes", "T gradient",
-            "gradient = kept ? (exp(log_probability) - (T)((i % classes) == target)) * scale : (T)0",
-            "agnostic_index_cross_entropy_backward")
+        inputs, output, body = _KERNELS[name]
+        kernel = _kernels[name] = _backend.require_cupy().ElementwiseKernel(
+            inputs, output, body, f"agnostic_index_cross_entropy_{name}")
     return kernel
