@@ -4,6 +4,8 @@ Same-device, same-dtype calls take a short path straight to the backend ufunc; e
 ``_dispatch`` (device check, promotion, casting). Results are identical either way.
 """
 
+import math
+
 import numpy
 
 from .. import _backend, _dtypes
@@ -542,7 +544,20 @@ def where(condition, input=None, other=None):
     a = operand_array(input, dtype, device)
     b = operand_array(other, dtype, device)
     mask = operand_array(condition, _dtypes.bool, device)
+    if device is CPU and _is_positive_zero(other) and type(a) is _ndarray and a.dtype.kind in "fiu":
+        return finish(_checked(_kept_or_zero, mask, a), dtype, device)
     return finish(call(device, _checked, xp.where, mask, a, b), dtype, device)
+
+
+def _is_positive_zero(value):
+    return type(value) in (int, float) and value == 0 and math.copysign(1.0, value) > 0
+
+
+def _kept_or_zero(mask, array):
+    """``numpy.where(mask, array, 0)`` by masking bits: exact, and several times faster than ``numpy.where`` when
+    the mask is unpredictable (a ReLU's gradient)."""
+    integers = numpy.dtype(f"i{array.dtype.itemsize}")
+    return (array.view(integers) & -mask.astype(integers)).view(array.dtype)
 
 
 def clamp(input, min=None, max=None, *, out=None):

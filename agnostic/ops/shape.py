@@ -40,8 +40,11 @@ def reshape(input, *shape):
     if len(shape) == 1 and type(shape[0]) in (tuple, list, Size):
         shape = shape[0]
     if all(type(s) is int and s >= -1 for s in shape) and shape.count(-1) <= 1:
+        data = input._data
         try:
-            return wrap(call(input._device, input._data.reshape, shape), input._device)
+            if data.flags.c_contiguous:  # always a view: no kernel, so no need to make the device current
+                return wrap(data.reshape(shape), input._device)
+            return wrap(call(input._device, data.reshape, shape), input._device)
         except ValueError:
             pass  # explained below with PyTorch's message
     shape = _infer_shape(_sizes(shape), input._data.size, "reshape")

@@ -387,6 +387,26 @@ def test_where(shape_list, names, scalar_other, data):
     check_tensor(on_all_devices(lambda c, t, o: t.where(c, o), condition, x, y), expected, promoted)
 
 
+@given(shapes_=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4),
+       name=st.sampled_from(["float16", "float32", "float64", "int8", "int64", "uint8"]),
+       zero=st.sampled_from([0, 0.0, -0.0]), data=st.data())
+def test_where_with_a_zero_scalar_keeps_special_values(shapes_, name, zero, data):
+    """``where(mask, x, 0)`` (a ReLU's gradient) takes a bit-masking path on the CPU: NaN, inf and -0.0 where the
+    mask holds, the zero's own sign elsewhere, exactly as ``numpy.where``."""
+    condition = data.draw(arrays("bool", shapes_.input_shapes[0]))
+    zero = zero if name.startswith("float") else 0  # (a float zero would promote an integer tensor)
+    elements = (st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -2.0]) if name.startswith("float")
+                else st.integers(-5, 5) if name != "uint8" else st.integers(0, 9))
+    x = data.draw(hnp.arrays(name, shapes_.input_shapes[1], elements=elements))
+    expected = np.where(condition, x, np.asarray(zero, dtype=name))
+    check_tensor(on_all_devices(agnostic.where, condition, x, zero), expected, name)
+    if name.startswith("float"):  # the zeros' signs, seen as the signs of infinities
+        with np.errstate(divide="ignore"):
+            reciprocal = np.reciprocal(expected)
+        check_tensor(on_all_devices(lambda c, t: agnostic.where(c, t, zero).reciprocal(), condition, x), reciprocal,
+                     name)
+
+
 @given(pair=mismatched_pair(max_dims=3, max_side=3), third=shapes(max_dims=1, min_side=1, max_side=1),
        order=st.permutations(range(3)), use_clamp=st.booleans())
 def test_where_and_clamp_shape_mismatch_raises_runtime_error(pair, third, order, use_clamp):
