@@ -108,14 +108,18 @@ def test_cross_entropy_custom_ignore_index_and_unbatched(device):
 
 @pytest.mark.parametrize("dtype", [agnostic.float32, agnostic.float64])
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
-def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduction):
+@pytest.mark.parametrize("rows, classes", [(6, 5), (300, 77)])
+def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduction, rows, classes):
     """2-D logits with int64 targets take a fused path; with class weights of one, the general path computes the
-    same thing from log_softmax and nll_loss: losses, gradients and second-order gradients must agree."""
-    x = RNG.standard_normal((6, 5))
-    target = make(numpy.array([0, 4, -100, 2, 2, 1]), device)
-    v = make(RNG.standard_normal((6, 5)), device, dtype=dtype)
+    same thing from log_softmax and nll_loss: losses, gradients and second-order gradients must agree. (300 rows
+    of 77 classes: several rows per lane and several lanes per row in the CUDA kernels.)"""
+    x = RNG.standard_normal((rows, classes)) * 3
+    labels = RNG.integers(0, classes, rows)
+    labels[::4] = -100
+    target = make(labels, device)
+    v = make(RNG.standard_normal((rows, classes)), device, dtype=dtype)
     results = []
-    for weight in (None, make(numpy.ones(5), device, dtype=dtype)):
+    for weight in (None, make(numpy.ones(classes), device, dtype=dtype)):
         logits = make(x, device, True, dtype)
         loss = F.cross_entropy(logits, target, weight, reduction=reduction)
         first, = agnostic.autograd.grad(loss, logits, create_graph=True)
@@ -128,8 +132,12 @@ def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduct
     assert numpy.allclose(results[0][0], expected, rtol=tolerance)
     column_major = make(x.T.copy(), device, dtype=dtype).t()  # a transposed view: not row-major
     assert numpy.allclose(host(F.cross_entropy(column_major, target, reduction=reduction)), expected, rtol=tolerance)
+    labels[1] = -3
     with pytest.raises(IndexError, match="Target -3 is out of bounds."):
-        F.cross_entropy(make(x, device, dtype=dtype), make(numpy.array([0, 1, 2, -3, 0, 0]), device))
+        F.cross_entropy(make(x, device, dtype=dtype), make(labels, device))
+    labels[1] = classes
+    with pytest.raises(IndexError, match=f"Target {classes} is out of bounds."):
+        F.cross_entropy(make(x, device, dtype=dtype), make(labels, device))
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

@@ -254,6 +254,7 @@ _STORAGE = {
 }
 _kernels = {}
 _tables = {}  # recent pointer tables already on the device, by content
+_host_tables = {}  # recent pointer tables, by their tensors' pointers and sizes
 _TABLES_KEPT = 32
 
 
@@ -282,11 +283,22 @@ def _kernel(update, dtype):
 
 
 def launch_table(lists):
-    """The int64 table the kernel reads: pointers (list-major), sizes, then each block's tensor and first element."""
-    count = len(lists[0])
-    pointers = numpy.array([[0 if a is None else _backend.data_pointer(a) for a in arrays] for arrays in lists],
-                           numpy.int64)
-    sizes = numpy.fromiter((a.size for a in lists[0]), numpy.int64, count)
+    """The int64 table the kernel reads: pointers (list-major), sizes, then each block's tensor and first element.
+    (Remembered by pointers and sizes: a training loop updates the same tensors every step.)"""
+    key = (tuple(0 if a is None else _backend.data_pointer(a) for arrays in lists for a in arrays),
+           tuple(a.size for a in lists[0]))
+    found = _host_tables.get(key)
+    if found is None:
+        if len(_host_tables) >= _TABLES_KEPT:
+            _host_tables.pop(next(iter(_host_tables)))
+        found = _host_tables[key] = _new_launch_table(len(lists), key[0], key[1])
+    return found
+
+
+def _new_launch_table(list_count, flat_pointers, flat_sizes):
+    count = len(flat_sizes)
+    pointers = numpy.array(flat_pointers, numpy.int64).reshape(list_count, count)
+    sizes = numpy.array(flat_sizes, numpy.int64).reshape(count)
     blocks = (sizes + CHUNK - 1) // CHUNK
     block_tensor = numpy.repeat(numpy.arange(count, dtype=numpy.int64), blocks)
     first = numpy.repeat(numpy.cumsum(blocks) - blocks, blocks)

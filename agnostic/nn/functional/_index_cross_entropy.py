@@ -1,6 +1,7 @@
 """Cross-entropy of 2-D float32/float64 logits and int64 class indices, the common training-loop case, computed on
-the backend arrays: one recorded operation, one read-back (the target check), and on CUDA a single fused kernel
-for the gradient ``(softmax - one_hot) * kept * scale``."""
+the backend arrays as one recorded operation. On CUDA the forward is two kernels (per row: the log-sum-exp and the
+loss, a warp per row; then one block adding the losses in a fixed order) and one read-back of the target check, and
+the gradient ``(softmax - one_hot) * scale`` is one kernel: PyTorch's fused loss, not a dozen small launches."""
 
 import numpy
 
@@ -11,6 +12,8 @@ from ..._device import CPU
 from ..._tensor import wrap
 from ...autograd import Function, is_grad_enabled
 
+_ROWS_PER_BLOCK = 8  # one warp per row
+_TOTAL_THREADS = 256
 _kernels = {}
 
 
@@ -19,87 +22,183 @@ def supports(input, target, weight, label_smoothing, reduction):
     return (input.dim() == 2 and target.dim() == 1 and target.dtype.name == "int64" and weight is None
             and label_smoothing == 0.0 and reduction in ("mean", "sum")
             and input.dtype.name in ("float32", "float64") and input.device == target.device
-            and input.shape[0] == target.shape[0])
+            and input.shape[0] == target.shape[0] and input.numel() > 0)
 
 
 class IndexCrossEntropy(Function):
-    """``-sum(log_softmax(x)[i, t_i] for kept rows)``, divided by the kept count for ``reduction='mean'``."""
+    """``sum(logsumexp(x_i) - x_i[t_i] for kept rows)``, divided by the kept count for ``reduction='mean'``."""
 
     @staticmethod
     def forward(ctx, input, target, ignore_index, reduction):
         device = input.device
-        xp = _backend.namespace(device)
+        mean = reduction == "mean"
         logits, labels = input._data, target._data
-        classes = logits.shape[1]
         with _backend.on(device), numpy.errstate(divide="ignore", invalid="ignore"):
-            kept = labels != ignore_index
-            safe = xp.where(kept, labels, 0)
-            # Negative labels read as huge unsigned ones: one comparison finds both kinds of bad label.
-            if safe.size and bool((safe.view(numpy.uint64) >= classes).any()):
-                bad = int(labels[kept & ((safe < 0) | (safe >= classes))][0])
-                raise IndexError(f"Target {bad} is out of bounds.")
-            shifted = logits - logits.max(axis=1, keepdims=True)
-            log_probabilities = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
             if device is CPU:
-                picked = numpy.take_along_axis(log_probabilities, safe[:, None], 1)[:, 0] * kept
-            else:  # one launch (CuPy's take_along_axis builds index arrays first)
-                log_probabilities = xp.ascontiguousarray(log_probabilities)  # the kernel reads it row-major
-                picked = _kernel("pick")(log_probabilities, safe, kept, classes)
-            total = -picked.sum()
-            count = kept.sum().astype(logits.dtype)
-            result = total / count if reduction == "mean" else total
-        ctx.arrays = log_probabilities, safe, kept, count
-        ctx.mean = reduction == "mean"
-        ctx.input = input
-        return wrap(xp.asarray(result, dtype=logits.dtype), device)
+                result, log_sum_exp, count, bad = _host_forward(logits, labels, ignore_index, mean)
+            else:
+                result, log_sum_exp, count, bad = _device_forward(logits, labels, ignore_index, mean)
+        if bad:
+            raise IndexError(f"Target {_first_bad_label(labels, ignore_index, logits.shape[1])} is out of bounds.")
+        ctx.arrays = logits, labels, log_sum_exp, count
+        ctx.ignore_index, ctx.mean, ctx.input = ignore_index, mean, input
+        return wrap(result, device)
 
     @staticmethod
     def backward(ctx, grad):
         if is_grad_enabled():
             return _recorded_backward(ctx, grad), None, None, None
-        log_probabilities, safe, kept, count = ctx.arrays
+        logits, labels, log_sum_exp, count = ctx.arrays
         device = grad.device
-        scale = grad._data.astype(log_probabilities.dtype)
+        scale = grad._data.astype(logits.dtype)
         with _backend.on(device), numpy.errstate(divide="ignore", invalid="ignore"):
-            if ctx.mean:
-                scale = scale / count
             if device is CPU:
-                gradient = numpy.exp(log_probabilities)
-                gradient[numpy.arange(len(safe)), safe] -= 1
-                gradient *= (kept * scale)[:, None]
+                kept = labels != ctx.ignore_index
+                gradient = numpy.exp(logits - log_sum_exp[:, None])
+                gradient[numpy.arange(len(labels)), numpy.where(kept, labels, 0)] -= 1
+                gradient *= (kept * (scale / count if ctx.mean else scale))[:, None]
             else:
-                gradient = _kernel("gradient")(log_probabilities, safe[:, None], kept[:, None], scale,
-                                              log_probabilities.shape[1])
+                gradient = _gradient_kernel()(logits, labels[:, None], log_sum_exp[:, None], scale, count,
+                                              logits.shape[1], ctx.ignore_index, int(ctx.mean))
         return wrap(gradient, device), None, None, None
+
+
+def _host_forward(logits, labels, ignore_index, mean):
+    """NumPy: ``(result, log_sum_exp per row, kept count, any bad label)``."""
+    classes = logits.shape[1]
+    kept = labels != ignore_index
+    if bool((kept & ((labels < 0) | (labels >= classes))).any()):
+        return None, None, None, True
+    high = logits.max(axis=1, keepdims=True)
+    log_sum_exp = (high + numpy.log(numpy.exp(logits - high).sum(axis=1, keepdims=True)))[:, 0]
+    picked = numpy.take_along_axis(logits, numpy.where(kept, labels, 0)[:, None], 1)[:, 0]
+    total = numpy.where(kept, log_sum_exp - picked, 0).sum(dtype=logits.dtype)
+    count = kept.sum().astype(logits.dtype)
+    return numpy.asarray(total / count if mean else total, logits.dtype), log_sum_exp, count, False
+
+
+def _device_forward(logits, labels, ignore_index, mean):
+    """CuPy, on the current device: the same, from two kernels and one read-back."""
+    cupy = _backend.require_cupy()
+    rows, classes = logits.shape
+    logits = cupy.ascontiguousarray(logits)
+    labels = cupy.ascontiguousarray(labels)
+    rows_kernel, total_kernel = _forward_kernels(logits.dtype)
+    log_sum_exp = cupy.empty(rows, logits.dtype)
+    losses = cupy.empty(rows, logits.dtype)
+    flags = cupy.empty(rows, numpy.int32)
+    blocks = (rows + _ROWS_PER_BLOCK - 1) // _ROWS_PER_BLOCK
+    rows_kernel((blocks,), (32 * _ROWS_PER_BLOCK,),
+                (logits, labels, numpy.int64(rows), numpy.int64(classes), numpy.int64(ignore_index), log_sum_exp,
+                 losses, flags))
+    result = cupy.empty((), logits.dtype)
+    count = cupy.empty((), logits.dtype)
+    bad = cupy.empty((), numpy.int32)
+    total_kernel((1,), (_TOTAL_THREADS,), (losses, flags, numpy.int64(rows), numpy.int32(mean), result, count, bad))
+    return result, log_sum_exp, count, bool(bad.get())  # the one read-back: PyTorch's target check
+
+
+def _first_bad_label(labels, ignore_index, classes):
+    host = labels if isinstance(labels, numpy.ndarray) else labels.get()
+    return int(host[(host != ignore_index) & ((host < 0) | (host >= classes))][0])
 
 
 def _recorded_backward(ctx, grad):
     """The gradient from differentiable ops (``create_graph=True``): ``(softmax(x) - one_hot) * weights * grad``."""
-    log_probabilities, safe, kept, count = ctx.arrays
+    logits, labels, _, count = ctx.arrays
     device = grad.device
     xp = _backend.namespace(device)
     with _backend.on(device):
-        one_hot = (xp.arange(log_probabilities.shape[1]) == safe[:, None]).astype(log_probabilities.dtype)
-        weights = kept[:, None].astype(log_probabilities.dtype)
+        kept = labels != ctx.ignore_index
+        one_hot = (xp.arange(logits.shape[1]) == xp.where(kept, labels, 0)[:, None]).astype(logits.dtype)
+        weights = kept[:, None].astype(logits.dtype)
         if ctx.mean:
             weights = weights / count
     return (agnostic.softmax(ctx.input, 1) - wrap(one_hot, device)) * wrap(weights, device) * grad
 
 
-_KERNELS = {
-    # per row: the kept rows' log-probability of their target class
-    "pick": ("raw T log_probabilities, int64 target, bool kept, int64 classes", "T picked",
-             "picked = kept ? log_probabilities[i * classes + target] : (T)0"),
-    # per element of the (rows, classes) gradient, ``i`` running over it in C order
-    "gradient": ("T log_probability, int64 target, bool kept, T scale, int64 classes", "T gradient",
-                 "gradient = kept ? (exp(log_probability) - (T)((i % classes) == target)) * scale : (T)0"),
-}
+# ----- CUDA kernels ------------------------------------------------------------------------------------------------
+_FORWARD_SOURCE = r"""
+extern "C" __global__ void agnostic_cross_entropy_rows_{T}(
+        const {T}* logits, const long long* labels, const long long rows, const long long classes,
+        const long long ignore_index, {T}* log_sum_exp, {T}* losses, int* flags) {{
+    const int lane = threadIdx.x & 31;
+    const long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= rows) return;  // whole warps: every lane of a warp has the same row
+    const {T}* x = logits + row * classes;
+    {T} high = x[0];
+    for (long long j = lane; j < classes; j += 32) high = {MAX}(high, x[j]);
+    for (int offset = 16; offset; offset >>= 1) high = {MAX}(high, __shfl_xor_sync(0xffffffffu, high, offset));
+    {T} sum = 0;
+    for (long long j = lane; j < classes; j += 32) sum += {EXP}(x[j] - high);
+    for (int offset = 16; offset; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0) {{
+        const {T} lse = high + {LOG}(sum);
+        const long long label = labels[row];
+        const bool kept = label != ignore_index;
+        const bool bad = kept && (label < 0 || label >= classes);
+        log_sum_exp[row] = lse;
+        losses[row] = (kept && !bad) ? lse - x[label] : ({T})0;
+        flags[row] = bad ? 2 : (kept ? 1 : 0);
+    }}
+}}
+
+extern "C" __global__ void agnostic_cross_entropy_total_{T}(
+        const {T}* losses, const int* flags, const long long rows, const int mean, {T}* result, {T}* count,
+        int* bad) {{
+    __shared__ {T} sums[{THREADS}];
+    __shared__ {T} counts[{THREADS}];
+    __shared__ int bads[{THREADS}];
+    const int t = threadIdx.x;
+    {T} sum = 0, kept = 0;
+    int any_bad = 0;
+    for (long long i = t; i < rows; i += blockDim.x) {{
+        sum += losses[i];
+        kept += flags[i] == 1;
+        any_bad |= flags[i] == 2;
+    }}
+    sums[t] = sum; counts[t] = kept; bads[t] = any_bad;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride; stride >>= 1) {{  // a fixed order: the same sum on every run
+        if (t < stride) {{
+            sums[t] += sums[t + stride]; counts[t] += counts[t + stride]; bads[t] |= bads[t + stride];
+        }}
+        __syncthreads();
+    }}
+    if (t == 0) {{
+        *count = counts[0];
+        *result = mean ? sums[0] / counts[0] : sums[0];
+        *bad = bads[0];
+    }}
+}}
+"""
 
 
-def _kernel(name):
-    kernel = _kernels.get(name)
-    if kernel is None:
-        inputs, output, body = _KERNELS[name]
-        kernel = _kernels[name] = _backend.require_cupy().ElementwiseKernel(
-            inputs, output, body, f"agnostic_index_cross_entropy_{name}")
-    return kernel
+def _forward_kernels(dtype):
+    key = ("forward", dtype.name)
+    if key not in _kernels:
+        cupy = _backend.require_cupy()
+        type_name, suffix = {"float32": ("float", "f"), "float64": ("double", "")}[dtype.name]
+        source = _FORWARD_SOURCE.format(T=type_name, THREADS=_TOTAL_THREADS, MAX="fmax" + suffix, EXP="exp" + suffix,
+                                        LOG="log" + suffix)
+        module = cupy.RawModule(code=source)
+        _kernels[key] = (module.get_function(f"agnostic_cross_entropy_rows_{type_name}"),
+                         module.get_function(f"agnostic_cross_entropy_total_{type_name}"))
+    return _kernels[key]
+
+
+def _gradient_kernel():
+    if "gradient" not in _kernels:
+        _kernels["gradient"] = _backend.require_cupy().ElementwiseKernel(
+            "T logit, int64 label, T log_sum_exp, T grad, T count, int64 classes, int64 ignore_index, int32 mean",
+            "T gradient",
+            """
+            if (label == ignore_index) {
+                gradient = (T)0;
+            } else {
+                const T scale = mean ? grad / count : grad;
+                gradient = (exp(logit - log_sum_exp) - (T)((i % classes) == label)) * scale;
+            }
+            """,
+            "agnostic_cross_entropy_backward")
+    return _kernels["gradient"]
