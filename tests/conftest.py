@@ -26,6 +26,15 @@ DEVICES = available_devices()
 CUDA_DEVICES = DEVICES[1:]
 
 
+def pytest_configure(config):
+    """With several GPUs, a CuPy kernel launched on one for an array on another is an error: it races the other
+    GPU's stream and leaves its result on the wrong device. CuPy only warns about it (peer access); fail instead."""
+    if len(CUDA_DEVICES) > 1:
+        config.addinivalue_line(
+            "filterwarnings", "error:The device where the array resides:cupy._util.PerformanceWarning"
+        )
+
+
 @pytest.fixture(params=DEVICES)
 def device(request):
     """Each available device in turn (cpu always; each CUDA device when present)."""

@@ -3,6 +3,7 @@
 import itertools
 import warnings
 
+from .. import _backend
 from .._tensor import Tensor
 from .functions import grad
 
@@ -16,20 +17,26 @@ def _outputs(function, inputs):
     return result if isinstance(result, (tuple, list)) else (result,)
 
 
+def _nudge(tensor, position, value):
+    """Set one element in place, behind autograd's back. On the tensor's own device: a write queued on another
+    GPU's stream would race the kernels that read it."""
+    with _backend.on(tensor.device):
+        tensor._data[position] = value
+
+
 def _numerical_columns(function, inputs, tensor, position, eps, output_positions):
     """d(output)/d(tensor[position]) by central differences, one flattened column per checked output.
 
     Evaluated with grad mode on, since ``function`` may itself call ``autograd.grad`` (gradients of gradients).
     """
-    array = tensor._data
-    original = array[position].item()
-    array[position] = original + eps
+    original = tensor._data[position].item()
+    _nudge(tensor, position, original + eps)
     plus = _outputs(function, inputs)
     plus = [plus[i].detach().clone() for i in output_positions]
-    array[position] = original - eps
+    _nudge(tensor, position, original - eps)
     minus = _outputs(function, inputs)
     minus = [minus[i].detach().clone() for i in output_positions]
-    array[position] = original
+    _nudge(tensor, position, original)
     return [((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)]
 
 

@@ -240,7 +240,8 @@ class Event(_Event):
         cupy = _backend.require_cupy()
         if self.cupy_event is None:
             self._create(Device("cuda", cupy.cuda.runtime.getDevice()))
-        return cupy.cuda.runtime.ipcGetEventHandle(self.cupy_event.ptr)
+        with _backend.on(self._device):  # CUDA crashes exporting an event of a device that is not current
+            return cupy.cuda.runtime.ipcGetEventHandle(self.cupy_event.ptr)
 
     @classmethod
     def from_ipc_handle(cls, device, handle):

@@ -237,18 +237,27 @@ def _binary_general(op, input, other):
             "Subtraction, the `-` operator, with a bool tensor is not supported. "
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    compute, result = op.types(result_dtype(input, other))
+    promoted = result_dtype(input, other)
+    compute, result = op.types(promoted)
     if op.name == "pow":
         _check_integer_power(compute, other)
     elif op.name in _INTEGER_DIVISIONS and compute.category == _INTEGER:
         _check_integer_divisor(other)
-    a = operand_array(input, compute, device)
-    b = operand_array(other, compute, device)
+    if op.kind == "logical" and promoted is not compute:
+        # As PyTorch: truth taken in the common dtype (a float64 1e-300 beside a float16 tensor is 0 there).
+        a, b = (_truth(operand_array(x, promoted, device), device) for x in (input, other))
+    else:
+        a = operand_array(input, compute, device)
+        b = operand_array(other, compute, device)
     if op.name == "pow" and compute.category == _INTEGER and isinstance(other, Tensor):
         xp = _backend.namespace(device)
         return finish(call(device, _checked, lambda base, exponent: _integer_power(xp, base, exponent), a, b),
                       result, device)
     return finish(call(device, _checked, op.function(device), a, b), result, device)
+
+
+def _truth(array, device):
+    return call(device, array.astype, numpy.bool_)
 
 
 def _integer_power(xp, base, exponent):
@@ -644,8 +653,8 @@ def _shifted_for_softmax(input, dim, dtype):
     dim = _normalize_dim(dim, input._data.ndim)
     xp = _backend.namespace(input._device)
     array = operand_array(input, target, input._device)
-    compute = array.astype(numpy.float32) if target is _dtypes.float16 else array
     with _backend.on(input._device):
+        compute = array.astype(numpy.float32) if target is _dtypes.float16 else array
         if compute.ndim == 0 or compute.size == 0:
             return compute - compute, xp
         return compute - compute.max(axis=dim, keepdims=True), xp

@@ -116,12 +116,13 @@ def _check_bounds(array, size, dim, negative=True, error=IndexError):
     if array.size == 0:
         return
     lowest = -size if negative else 0
-    # Shifted so the valid range starts at 0 and read as unsigned, an index below it turns huge: one comparison
-    # and one reduction find both kinds of bad index.
-    shifted = array.astype(numpy.int64) - lowest
-    if not bool((shifted.view(numpy.uint64) >= size - lowest).any()):
-        return
-    bad = int(array[(array < lowest) | (array >= size)].ravel()[0])
+    with _backend.on(_backend.device_of_array(array)):
+        # Shifted so the valid range starts at 0 and read as unsigned, an index below it turns huge: one
+        # comparison and one reduction find both kinds of bad index.
+        shifted = array.astype(numpy.int64) - lowest
+        if not bool((shifted.view(numpy.uint64) >= size - lowest).any()):
+            return
+        bad = int(array[(array < lowest) | (array >= size)].ravel()[0])
     if error is IndexError and not negative:
         raise IndexError("index out of range in self")
     raise error(f"index {bad} is out of bounds for dimension {dim} with size {size}")

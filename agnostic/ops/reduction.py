@@ -267,7 +267,7 @@ def _cumulative(name, backend_name, input, dim, dtype):
     array = operand_array(input, accumulate, input._device)
     axis = _normalize_dim(dim, array.ndim)
     if array.ndim == 0:
-        return finish(array.copy(), result, input._device)
+        return finish(call(input._device, array.copy), result, input._device)
     xp = _backend.namespace(input._device)
     return finish(call(input._device, getattr(xp, backend_name), array, axis=axis), result, input._device)
 
@@ -288,7 +288,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     device = input._device
     xp = _backend.namespace(device)
     axes = _axes(dim, array.ndim)
-    if array.size == 0 and p in (math.inf, -math.inf):
+    reduced = range(array.ndim) if axes is None else (axes,) if isinstance(axes, int) else axes
+    if p in (math.inf, -math.inf) and builtins.any(array.shape[axis] == 0 for axis in reduced):
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
                            "does not have an identity")
     with _backend.on(device), numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):

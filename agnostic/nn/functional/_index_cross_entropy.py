@@ -50,8 +50,8 @@ class IndexCrossEntropy(Function):
             return _recorded_backward(ctx, grad), None, None, None
         logits, labels, log_sum_exp, count = ctx.arrays
         device = grad.device
-        scale = grad._data.astype(logits.dtype)
         with _backend.on(device), numpy.errstate(divide="ignore", invalid="ignore"):
+            scale = grad._data.astype(logits.dtype)
             if device is CPU:
                 kept = labels != ctx.ignore_index
                 gradient = numpy.exp(logits - log_sum_exp[:, None])
