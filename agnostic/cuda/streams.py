@@ -164,6 +164,7 @@ class Event(_Event):
         event._blocking = bool(blocking)
         event._interprocess = bool(interprocess)
         event._device = None
+        event._imported = False  # opened with from_ipc_handle
         event.cupy_event = None
         return event
 
@@ -200,7 +201,8 @@ class Event(_Event):
 
     def wait(self, stream=None):
         """Make all future work on ``stream`` (the current stream by default) wait for this event, without
-        blocking the host; a CPU stream, whose work runs on the host, blocks until the event completes."""
+        blocking the host; a CPU stream, whose work runs on the host, blocks until the event completes, and so does
+        a stream of another device than an event from another process (CUDA cannot wait on that one)."""
         if self.cupy_event is None:
             return
         if stream is None:
@@ -209,6 +211,11 @@ class Event(_Event):
             self.synchronize()
             return
         _check_cuda_stream(stream, "Event.wait()")
+        if self._imported and stream.device is not self._device:
+            # CUDA crashes (a segfault, in PyTorch too) making a stream wait on another device's event opened from
+            # another process; blocking the host until the event completes orders the stream's later work as well.
+            self.synchronize()
+            return
         with _backend.on(stream.device):
             stream.cupy_stream.wait_event(self.cupy_event)
 
@@ -255,6 +262,7 @@ class Event(_Event):
         event = cls(interprocess=True)
         event.cupy_event = opened
         event._device = Device("cuda", index)
+        event._imported = True
         return event
 
     def __repr__(self):
