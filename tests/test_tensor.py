@@ -707,3 +707,22 @@ def test_out_of_range_dims_raise_index_error_with_range(device, call):
 def test_size_of_zero_dim_tensor_raises_clear_index_error():
     with pytest.raises(IndexError, match="(?i)dimension"):
         agnostic.zeros(()).size(0)
+
+
+def test_logical_ops_take_truth_in_the_common_dtype(device):
+    # A float64 0-dim tensor beside a float16 tensor promotes to float16, where 1.2e-126 is 0 (as in PyTorch).
+    tiny = agnostic.tensor(1.2e-126, dtype=agnostic.float64, device=device)
+    ones = agnostic.ones(2, dtype=agnostic.float16, device=device)
+    assert agnostic.logical_and(tiny, ones).tolist() == [False, False]
+    assert agnostic.logical_or(ones * 0, tiny).tolist() == [False, False]
+    assert agnostic.logical_xor(agnostic.tensor([0.0, 1e-300], dtype=agnostic.float64, device=device), 1).tolist() \
+        == [True, False]
+
+
+def test_inf_norm_refuses_only_empty_reduced_dims(device):
+    empty_columns = agnostic.empty(1, 0, device=device)
+    assert agnostic.norm(empty_columns, math.inf, dim=0).shape == (0,)
+    with pytest.raises(RuntimeError, match="cannot compute the inf norm on an empty tensor"):
+        agnostic.norm(empty_columns, math.inf, dim=1)
+    with pytest.raises(RuntimeError, match="cannot compute the inf norm on an empty tensor"):
+        agnostic.norm(empty_columns, -math.inf)
