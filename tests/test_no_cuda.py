@@ -127,9 +127,11 @@ def _child_cpu_seconds(code):
 
 
 def test_import_time():
+    """What ``import agnostic`` adds to NumPy's own import, in CPU seconds (NumPy's cost, BLAS threads included,
+    varies with the machine; ours is what this project controls)."""
     run_python("import agnostic")                                # warm the bytecode cache
-    import_seconds = min(_child_cpu_seconds("import agnostic") - _child_cpu_seconds("pass") for _ in range(5))
-    assert import_seconds < 0.5, f"import agnostic took {import_seconds:.3f} s of CPU time"
+    own_seconds = min(_child_cpu_seconds("import agnostic") - _child_cpu_seconds("import numpy") for _ in range(5))
+    assert own_seconds < 0.5, f"import agnostic took {own_seconds:.3f} s of CPU time beyond NumPy's import"
 
 
 def test_import_loads_no_cupy():
