@@ -11,9 +11,7 @@ Prints a Markdown table (CPU with each sharing strategy; CUDA when a GPU is pres
 import argparse
 import os
 import pickle
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -21,6 +19,7 @@ import numpy  # noqa: E402
 
 import agnostic  # noqa: E402
 import agnostic.multiprocessing as mp  # noqa: E402
+from _timing import median_seconds  # noqa: E402
 
 GOAL = 0.05
 
@@ -37,18 +36,9 @@ def echo(inbox, outbox):
         del tensor
 
 
-def _median_seconds(run, repeats):
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
-
-
 def _pickle_seconds(size_bytes, repeats):
     array = numpy.ones(size_bytes // 4, numpy.float32)
-    return _median_seconds(lambda: pickle.loads(pickle.dumps(array)), repeats)
+    return median_seconds(lambda: pickle.loads(pickle.dumps(array)), repeats)
 
 
 def _queue_seconds(make_tensor, repeats):
@@ -66,8 +56,8 @@ def _queue_seconds(make_tensor, repeats):
             inbox.put(tensor)
             assert outbox.get(timeout=120) == tensor.numel()
 
-        first = _median_seconds(transfer, 1)
-        steady = _median_seconds(transfer, repeats)
+        first = median_seconds(transfer, 1)
+        steady = median_seconds(transfer, repeats)
         inbox.put(None)
         child.join(120)
     finally:

@@ -5,18 +5,9 @@ Prints a Markdown table of agnostic against raw CuPy, measured in one run:
 """
 
 import argparse
-import statistics
 import sys
-import time
 
-
-def _median_seconds(run, repeats):
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+from _timing import median_seconds
 
 
 def _host_to_device(cupy, agnostic, size_bytes, repeats):
@@ -52,8 +43,8 @@ def _host_to_device(cupy, agnostic, size_bytes, repeats):
     rows = []
     for name, ours, raw in (("pinned", agnostic_pinned, raw_pinned), ("pageable", agnostic_pageable, raw_pageable)):
         ours(), raw()
-        ours_seconds = _median_seconds(ours, repeats)
-        raw_seconds = _median_seconds(raw, repeats)
+        ours_seconds = median_seconds(ours, repeats)
+        raw_seconds = median_seconds(raw, repeats)
         rows.append((f"host-to-device {size_bytes / 2 ** 30:g} GiB, {name} (GB/s)", size_bytes / ours_seconds / 1e9,
                      size_bytes / raw_seconds / 1e9, raw_seconds / ours_seconds, ">= 0.95x" if name == "pinned" else "",
                      "higher is better"))
@@ -88,7 +79,7 @@ def _overlap(cupy, agnostic, size_bytes, repeats):
             side.synchronize()
             default.synchronize()
         run()
-        return _median_seconds(run, repeats)
+        return median_seconds(run, repeats)
 
     compute_seconds, copy_seconds, both_seconds = timed(compute), timed(copy), timed(both)
     overlap = (compute_seconds + copy_seconds - both_seconds) / min(compute_seconds, copy_seconds)
@@ -118,8 +109,8 @@ def _stream_switching(cupy, agnostic, operations):
         ours_stream.synchronize()
 
     raw(), ours()
-    raw_seconds = min(_median_seconds(raw, 3) for _ in range(3)) / operations
-    ours_seconds = min(_median_seconds(ours, 3) for _ in range(3)) / operations
+    raw_seconds = min(median_seconds(raw, 3) for _ in range(3)) / operations
+    ours_seconds = min(median_seconds(ours, 3) for _ in range(3)) / operations
     added = (ours_seconds - raw_seconds) * 1e6
     return [("stream switch + `a + b` (1,000 float32), us per op", ours_seconds * 1e6, raw_seconds * 1e6,
              raw_seconds / ours_seconds, "<= +2 us", f"added {added:.2f} us")]

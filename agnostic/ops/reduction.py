@@ -44,6 +44,11 @@ def _axes(dim, ndim):
     return axis if ndim else None
 
 
+def _reduced(axes, ndim):
+    """The dims an ``axes`` from ``_axes`` reduces, as a tuple."""
+    return tuple(range(ndim)) if axes is None else axes if isinstance(axes, tuple) else (axes,)
+
+
 def _require_tensor(input, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
@@ -120,11 +125,9 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, keepdim, correction = _var_arguments(dim, unbiased, keepdim, correction)
     result, array = _floating_input("var", input, None)
     device = input._device
-    xp = _backend.namespace(device)
     axes = _axes(dim, array.ndim)
     with _backend.on(device), numpy.errstate(invalid="ignore", divide="ignore"):
-        count = array.size if axes is None else math.prod(
-            array.shape[a] for a in (axes if isinstance(axes, tuple) else (axes,)))
+        count = math.prod(array.shape[a] for a in _reduced(axes, array.ndim))
         deviations = array - array.mean(axis=axes, keepdims=True)
         squared = (deviations * deviations.conj()).real if result.is_complex else deviations * deviations
         out = squared.sum(axis=axes, keepdims=keepdim) / builtins.max(count - correction, 0)
@@ -288,8 +291,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     device = input._device
     xp = _backend.namespace(device)
     axes = _axes(dim, array.ndim)
-    reduced = range(array.ndim) if axes is None else (axes,) if isinstance(axes, int) else axes
-    if p in (math.inf, -math.inf) and builtins.any(array.shape[axis] == 0 for axis in reduced):
+    if p in (math.inf, -math.inf) and builtins.any(array.shape[a] == 0 for a in _reduced(axes, array.ndim)):
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
                            "does not have an identity")
     with _backend.on(device), numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -322,6 +324,6 @@ def logsumexp(input, dim, keepdim=False):
         peak = xp.where(xp.isfinite(peak), peak, 0)
         out = xp.log(xp.exp(array - peak).sum(axis=axes, keepdims=True)) + peak
         if not keepdim:
-            out = out.reshape([n for i, n in enumerate(out.shape)
-                               if not (axes is None or i in (axes if isinstance(axes, tuple) else (axes,)))])
+            reduced = _reduced(axes, array.ndim)
+            out = out.reshape([n for i, n in enumerate(out.shape) if i not in reduced])
     return finish(out, result, device)

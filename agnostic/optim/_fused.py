@@ -287,11 +287,17 @@ def launch_table(lists):
     (Remembered by pointers and sizes: a training loop updates the same tensors every step.)"""
     key = (tuple(0 if a is None else _backend.data_pointer(a) for arrays in lists for a in arrays),
            tuple(a.size for a in lists[0]))
-    found = _host_tables.get(key)
+    return _remembered(_host_tables, key, lambda: _new_launch_table(len(lists), *key))
+
+
+def _remembered(cache, key, make):
+    """``cache[key]``, from ``make()`` when missing; the cache keeps the ``_TABLES_KEPT`` most recently used."""
+    found = cache.pop(key, None)
     if found is None:
-        if len(_host_tables) >= _TABLES_KEPT:
-            _host_tables.pop(next(iter(_host_tables)))
-        found = _host_tables[key] = _new_launch_table(len(lists), key[0], key[1])
+        found = make()
+        if len(cache) >= _TABLES_KEPT:
+            cache.pop(next(iter(cache)))
+    cache[key] = found
     return found
 
 
@@ -307,15 +313,8 @@ def _new_launch_table(list_count, flat_pointers, flat_sizes):
 
 
 def _device_table(host_table, device):
-    key = (device.index, host_table.tobytes())
-    found = _tables.pop(key, None)
-    if found is None:
-        cupy = _backend.require_cupy()
-        found = cupy.asarray(host_table)
-        if len(_tables) >= _TABLES_KEPT:
-            _tables.pop(next(iter(_tables)))
-    _tables[key] = found
-    return found
+    return _remembered(_tables, (device.index, host_table.tobytes()),
+                       lambda: _backend.require_cupy().asarray(host_table))
 
 
 def launch_arguments(update, dtype, tasks, scalars, flags):
