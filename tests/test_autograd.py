@@ -2,9 +2,12 @@
 
 import numpy
 import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import agnostic
 from agnostic.autograd import Function, gradcheck
+from conftest import DEVICES
 
 
 def _values(tensor):
@@ -239,3 +242,32 @@ def test_views_of_tensors_needing_grad_refuse_in_place_changes(device):
     y = x * 2
     with pytest.raises(RuntimeError, match="view"):
         y[0].add_(1)
+
+
+@settings(max_examples=25)
+@given(data=hnp.arrays(numpy.float32, hnp.array_shapes(min_dims=0, max_dims=3, max_side=5),
+                       elements=st.floats(width=32, allow_nan=True, allow_infinity=True)),
+       dtype=st.sampled_from(["float16", "float32", "float64"]))
+def test_relu_gradient_passes_grad_where_input_is_positive(data, dtype):
+    """The one-pass relu gradient: ``grad`` where the input is > 0, exactly +0 elsewhere (also for inf/nan grads
+    and nan inputs), in the input's dtype, on every device."""
+    with numpy.errstate(over="ignore"):  # float32 values beyond float16's range become inf, as intended
+        x_host = data.astype(dtype)
+        g_host = numpy.flip(data).astype(dtype)  # inf and nan gradients land on masked and kept elements
+    expected = numpy.where(x_host > 0, g_host, numpy.zeros((), dtype))
+    for device in DEVICES:
+        x = agnostic.tensor(x_host, device=device, requires_grad=True)
+        agnostic.relu(x).backward(agnostic.tensor(g_host, device=device))
+        assert x.grad.dtype is getattr(agnostic, dtype) and x.grad.device == agnostic.device(device)
+        numpy.testing.assert_array_equal(_values(x.grad), expected)
+        assert not numpy.signbit(_values(x.grad)[~(x_host > 0)]).any()
+
+
+def test_relu_gradient_of_gradient_is_recorded(device):
+    """With create_graph=True the relu gradient is recorded, so it can be differentiated again."""
+    x = agnostic.tensor([-1.0, 2.0, 3.0], device=device, requires_grad=True)
+    g = agnostic.tensor([1.0, 1.0, 1.0], device=device, requires_grad=True)
+    y = agnostic.relu(x)
+    grad_x, = agnostic.autograd.grad(y, x, g, create_graph=True)
+    (grad_x * agnostic.tensor([5.0, 6.0, 7.0], device=device)).sum().backward()
+    numpy.testing.assert_array_equal(_values(g.grad), [0.0, 6.0, 7.0])

@@ -2,11 +2,13 @@
 
 import numpy
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import agnostic
 import agnostic.nn as nn
 import agnostic.nn.functional as F
 from agnostic.autograd import gradcheck
+from conftest import DEVICES
 
 RNG = numpy.random.default_rng(7)
 
@@ -206,3 +208,20 @@ def test_small_model_trains(device):
             for param in model.parameters():
                 param.sub_(param.grad * 0.5)
     assert loss.item() < 0.5 * first
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(0, 300), columns=st.integers(1, 70), dtype=st.sampled_from(["float32", "float64"]),
+       seed=st.integers(0, 2**16))
+def test_linear_bias_gradient_is_the_column_sum_on_every_device(rows, columns, dtype, seed):
+    """The bias gradient (CUDA: one column-sum kernel) equals NumPy's sum of the output gradient over rows."""
+    generator = numpy.random.default_rng(seed)
+    inputs = generator.standard_normal((rows, 3)).astype(dtype)
+    grad = generator.standard_normal((rows, columns)).astype(dtype)
+    expected = grad.astype(numpy.float64).sum(0)
+    for name in DEVICES:
+        layer = agnostic.nn.Linear(3, columns, device=name, dtype=getattr(agnostic, dtype))
+        layer(agnostic.tensor(inputs, device=name)).backward(agnostic.tensor(grad, device=name))
+        tolerance = 1e-4 if dtype == "float32" else 1e-10
+        numpy.testing.assert_allclose(layer.bias.grad.cpu().numpy(), expected, rtol=tolerance, atol=tolerance * 10)
+        assert layer.bias.grad.dtype is getattr(agnostic, dtype)

@@ -9,6 +9,7 @@ import numpy
 
 from .. import _backend
 from .._tensor import Tensor
+from ..ops import _relu_gradient as relu_gradient
 from .grad_mode import _state as _grad_state
 
 A = None  # the agnostic module, bound by install(): rules call its (recording) functions
@@ -126,6 +127,8 @@ atanh = _derivative("atanh", lambda x, y: 1 / (1 - x * x))
 sigmoid = _derivative("sigmoid", lambda x, y: y() * (1 - y()))
 def relu(ctx, g):
     x = ctx.args[0]
+    if not _grad_state.enabled and relu_gradient.supports(g, x):
+        return (relu_gradient.relu_gradient(g, x),)  # one pass; the recorded form below builds higher gradients
     return (fit(A.where(x > 0, g, 0.0), x),)
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _backend, _dtypes, _host_cache
 from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, _check_writable, wrap
 from ._dispatch import as_operand, call, check_same_device, finish, operand_array, result_dtype
@@ -69,6 +69,8 @@ class _Op:
         self.check = check
         self.compose = compose  # (xp, *arrays) -> array, for ops the backends lack
         self.numpy_function = compose and (lambda *arrays: compose(numpy, *arrays)) or getattr(numpy, backend_name)
+        # The NumPy ufunc, for large results written into reused buffers (see _host_cache).
+        self.ufunc = self.numpy_function if isinstance(self.numpy_function, numpy.ufunc) else None
         self._cupy_function = None
         self.fast_dtypes = frozenset(
             d.numpy_dtype for d in _dtypes.ALL_DTYPES if d is not _dtypes.bfloat16 and self._fast(d)
@@ -212,6 +214,9 @@ def _fast_result(op, device, a, b):
     tensor = _new_tensor(Tensor)
     tensor._device = device
     if device is CPU:
+        if op.ufunc is not None and _host_cache.is_large(a if type(a) is _ndarray else b):
+            tensor._data = _checked(_host_cache.apply, op.ufunc, a, b)
+            return tensor
         out = _checked(op.numpy_function, a, b)
         tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
         return tensor
@@ -287,7 +292,7 @@ def _check_integer_power(dtype, exponent):
 
 def _binary_inplace(op, self, other):
     _check_writable(self)
-    if type(other) is Tensor and other._device is self._device:
+    if isinstance(other, Tensor) and other._device is self._device:  # a Parameter too (a bias added in place)
         a = self._data
         b = other._data
         if a.dtype is b.dtype and a.dtype in op.fast_dtypes and op.kind in ("same", "float"):
@@ -492,6 +497,10 @@ def _unary(op, input):
     device = input._device
     if a.dtype in op.fast_dtypes:
         if device is CPU:
+            if op.name == "relu" and _host_cache.is_large(a):
+                return wrap(_host_cache.apply(numpy.maximum, a, a.dtype.type(0)), device)
+            if op.ufunc is not None and _host_cache.is_large(a):
+                return wrap(_host_cache.apply(op.ufunc, a), device)
             out = op.numpy_function(a)
             return wrap(out if type(out) is _ndarray else numpy.asarray(out), device)
         with _backend.on(device):
@@ -695,7 +704,8 @@ def make_operator(name, reflected=False):
             other = coerce_operand(other)
             return NotImplemented if other is None else _binary(op, other, self)
     else:
-        fast_dtypes, numpy_function = op.fast_dtypes, op.numpy_function
+        fast_dtypes, numpy_function, ufunc = op.fast_dtypes, op.numpy_function, op.ufunc
+        large = _host_cache.MIN_BYTES
 
         def method(self, other, Tensor=Tensor, CPU=CPU, new=_new_tensor, ndarray=_ndarray):
             # The CPU short path of _binary, inlined (names bound as locals): the per-op overhead users feel most.
@@ -706,7 +716,10 @@ def make_operator(name, reflected=False):
                     b = other._data
                     dtype = a.dtype
                     if dtype is b.dtype and dtype in fast_dtypes and a.shape == b.shape:
-                        out = numpy_function(a, b)
+                        if a.nbytes >= large and ufunc is not None:
+                            out = _host_cache.apply(ufunc, a, b)
+                        else:
+                            out = numpy_function(a, b)
                         tensor = new(Tensor)
                         tensor._data = out if type(out) is ndarray else numpy.asarray(out)
                         tensor._device = device
@@ -714,7 +727,10 @@ def make_operator(name, reflected=False):
             elif type(other) in _SCALARS_FOR_FLOATS:
                 a = self._data
                 if self._device is CPU and a.dtype.kind in "fc" and a.dtype in fast_dtypes:
-                    out = numpy_function(a, other)
+                    if a.nbytes >= large and ufunc is not None:
+                        out = _host_cache.apply(ufunc, a, other)
+                    else:
+                        out = numpy_function(a, other)
                     tensor = _new_tensor(Tensor)
                     tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
                     tensor._device = CPU

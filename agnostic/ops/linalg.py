@@ -2,7 +2,10 @@
 
 import math
 
-from .. import _backend
+import numpy
+
+from .. import _backend, _host_cache
+from .._device import CPU
 from .._tensor import Tensor, wrap
 from ._dispatch import call, check_same_device, finish, operand_array, result_dtype
 
@@ -41,6 +44,9 @@ def matmul(input, other):
             f"the last dimension of the first ({inner_a}) must equal the "
             f"{'first' if b.ndim == 1 else 'second-to-last'} dimension of the second ({inner_b})"
         )
+    if device is CPU and a.ndim == 2 and b.ndim == 2:
+        # A large product reuses a freed buffer rather than fresh pages (see _host_cache).
+        return wrap(numpy.matmul(a, b, out=_host_cache.empty((a.shape[0], b.shape[1]), a.dtype)), device)
     xp = _backend.namespace(device)
     try:
         return wrap(call(device, xp.matmul, a, b), device)

@@ -133,7 +133,12 @@ def _expected_binary(op, a, b):
     with np.errstate(all="ignore"):
         expected = op.reference(x, y, compute)
     result = op.result(compute)
-    return ("ok", cast(expected, result), result)
+    expected = cast(expected, result)
+    if op.name == "div" and CATEGORY[compute] == 3:
+        # A complex quotient that overflows (4 / 1.2e-38j in complex64): the backends' division algorithms give
+        # different infs/NaNs there too.
+        assume(np.isfinite(expected).all() or not np.isfinite(x).all() or not np.isfinite(y).all())
+    return ("ok", expected, result)
 
 
 def _check(outcome, expected):

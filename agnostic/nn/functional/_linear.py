@@ -3,6 +3,8 @@
 import agnostic
 from agnostic.autograd import Function
 
+from . import _column_sums
+
 
 class _Linear(Function):
     """``input @ weight.T + bias`` with its gradients computed directly: ``g @ W``, ``g^T x``, ``sum(g)``."""
@@ -21,7 +23,10 @@ class _Linear(Function):
         rows = grad.reshape(-1, grad.shape[-1])
         grad_input = agnostic.matmul(grad, weight) if needs_input else None
         grad_weight = agnostic.matmul(rows.t(), input.reshape(-1, input.shape[-1])) if needs_weight else None
-        grad_bias = rows.sum(0) if ctx.has_bias and needs_bias else None
+        grad_bias = None
+        if ctx.has_bias and needs_bias:
+            recorded = agnostic.is_grad_enabled()  # create_graph=True: the gradient itself is differentiated later
+            grad_bias = rows.sum(0) if recorded or not _column_sums.supports(rows) else _column_sums.column_sums(rows)
         return grad_input, grad_weight, grad_bias
 
 
