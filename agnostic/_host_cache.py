@@ -12,7 +12,7 @@ import threading
 
 import numpy
 
-MIN_BYTES = 1 << 20  # smaller arrays come from the malloc heap without page faults
+MIN_BYTES = 1 << 18  # smaller arrays come from the malloc heap without page faults
 _PER_SIZE = 8  # buffers kept per size: a training step has a few of each size alive at once
 _LIMIT_BYTES = 1 << 30  # all kept buffers together; beyond this, plain numpy.empty
 
@@ -33,7 +33,8 @@ _UNUSED = _unused_count()
 
 def empty(shape, dtype):
     """An uninitialized C-contiguous array, from a reused buffer when it is large."""
-    dtype = numpy.dtype(dtype)
+    if not isinstance(dtype, numpy.dtype):
+        dtype = numpy.dtype(dtype)
     nbytes = dtype.itemsize
     for size in shape:
         nbytes *= size

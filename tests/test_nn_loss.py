@@ -108,11 +108,12 @@ def test_cross_entropy_custom_ignore_index_and_unbatched(device):
 
 @pytest.mark.parametrize("dtype", [agnostic.float32, agnostic.float64])
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
-@pytest.mark.parametrize("rows, classes", [(6, 5), (300, 77)])
+@pytest.mark.parametrize("rows, classes", [(6, 5), (300, 77), (20000, 3)])
 def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduction, rows, classes):
     """2-D logits with int64 targets take a fused path; with class weights of one, the general path computes the
     same thing from log_softmax and nll_loss: losses, gradients and second-order gradients must agree. (300 rows
-    of 77 classes: several rows per lane and several lanes per row in the CUDA kernels.)"""
+    of 77 classes: several rows per warp and several lanes per row in the CUDA kernels; 20,000 rows: more than
+    the one-block kernel takes.)"""
     x = RNG.standard_normal((rows, classes)) * 3
     labels = RNG.integers(0, classes, rows)
     labels[::4] = -100

@@ -4,7 +4,7 @@ import weakref
 
 from .._tensor import Tensor
 from . import graph
-from .grad_mode import no_grad
+from .grad_mode import _state as _grad_state
 from .tracking import needs_grad, record
 
 
@@ -161,10 +161,14 @@ class Function:
     def apply(cls, *args, **kwargs):
         track = needs_grad(args, kwargs)
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a._requires_grad for a in args))
-        with no_grad():
-            # Inputs keep their history (nothing records under no_grad), so tensors saved for backward can be
-            # differentiated again when the backward itself is recorded (create_graph=True).
+        # Forward under no_grad (inlined: this runs for every custom op). Inputs keep their history (nothing records
+        # under no_grad), so tensors saved for backward can be differentiated again when the backward itself is
+        # recorded (create_graph=True).
+        previous, _grad_state.enabled = _grad_state.enabled, False
+        try:
             output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _grad_state.enabled = previous
         if not track:
             return output
         excluded = {id(t) for t in ctx.non_differentiable}

@@ -121,19 +121,19 @@ def _flatten_like(grads, layout):
 
 
 def _dependencies(roots):
-    """For every node reachable from ``roots``, how many edges point at it."""
+    """For every node reachable from ``roots``, how many edges point at it (nodes hash by identity)."""
     counts = {}
     stack = [node for node, _ in roots]
     seen = set()
     while stack:
         node = stack.pop()
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         for edge in node.next_edges:
             if edge is not None:
                 target = edge[0]
-                counts[id(target)] = counts.get(id(target), 0) + 1
+                counts[target] = counts.get(target, 0) + 1
                 stack.append(target)
     return counts
 
@@ -154,18 +154,16 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     _grad_state.enabled = create_graph
     try:
         counts = _dependencies(roots)
-        buffers = {}
-        nodes = {}
+        buffers = {}  # node -> {output number: gradient summed so far}
         for (node, output_nr), grad in zip(roots, root_grads):
-            slots = buffers.setdefault(id(node), {})
+            slots = buffers.setdefault(node, {})
             slots[output_nr] = _add(slots.get(output_nr), grad)
-            nodes[id(node)] = node
         aliased = {id(grad) for grad in root_grads}  # gradients that must be copied before a leaf keeps them
-        ready = [node for node, _ in roots if counts.get(id(node), 0) == 0]
-        queued = {id(node) for node in ready}
+        ready = [node for node, _ in roots if counts.get(node, 0) == 0]
+        queued = set(ready)
         while ready:
             node = ready.pop()
-            slots = buffers.pop(id(node), {})
+            slots = buffers.pop(node, None) or {}
             if isinstance(node, AccumulateGrad):
                 _accumulate(node, slots.get(0), captured, aliased)
                 continue
@@ -179,12 +177,15 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
                     continue
                 target, output_nr = edge
                 if grad is not None:
-                    slots = buffers.setdefault(id(target), {})
-                    slots[output_nr] = _add(slots.get(output_nr), grad)
-                    nodes[id(target)] = target
-                counts[id(target)] -= 1
-                if counts[id(target)] == 0 and id(target) not in queued:
-                    queued.add(id(target))
+                    slots = buffers.get(target)
+                    if slots is None:
+                        buffers[target] = {output_nr: grad}
+                    else:
+                        slots[output_nr] = _add(slots.get(output_nr), grad)
+                remaining = counts[target] - 1
+                counts[target] = remaining
+                if remaining == 0 and target not in queued:
+                    queued.add(target)
                     ready.append(target)
     finally:
         _grad_state.enabled = previous_mode

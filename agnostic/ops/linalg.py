@@ -45,14 +45,23 @@ def matmul(input, other):
             f"{'first' if b.ndim == 1 else 'second-to-last'} dimension of the second ({inner_b})"
         )
     if device is CPU and a.ndim == 2 and b.ndim == 2:
-        # A large product reuses a freed buffer rather than fresh pages (see _host_cache).
-        return wrap(numpy.matmul(a, b, out=_host_cache.empty((a.shape[0], b.shape[1]), a.dtype)), device)
+        return wrap(matmul_arrays(device, a, b), device)
     xp = _backend.namespace(device)
     try:
         return wrap(call(device, xp.matmul, a, b), device)
     except ValueError:
         raise RuntimeError(f"matmul(): batch dimensions {_shape_text(a.shape[:-2])} and "
                            f"{_shape_text(b.shape[:-2])} don't broadcast") from None
+
+
+def matmul_arrays(device, a, b):
+    """``a @ b`` of checked backend arrays with ``device`` current, at least one of them 2-D; a large CPU product
+    reuses a freed buffer rather than fresh pages (see _host_cache)."""
+    if device is not CPU:
+        return _backend.require_cupy().matmul(a, b)
+    if a.ndim == 2 and b.ndim == 2 and a.shape[0] * b.shape[1] * a.itemsize >= _host_cache.MIN_BYTES:
+        return numpy.matmul(a, b, out=_host_cache.empty((a.shape[0], b.shape[1]), a.dtype))
+    return numpy.matmul(a, b)
 
 
 def mm(input, mat2):

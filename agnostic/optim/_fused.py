@@ -8,9 +8,11 @@ Everything else (the CPU, strided tensors, other dtypes, ``foreach=False``) take
 Half-precision tensors are computed in float32 on both paths and rounded once when stored.
 """
 
+import math
+
 import numpy
 
-from .. import _backend
+from .. import _backend, _host_cache
 from .._device import Device
 
 CHUNK = 4096  # elements per thread block
@@ -96,12 +98,16 @@ class _Scratch:
     """Two flat buffers as large as the largest tensor, handed out as views shaped like the current one."""
 
     def __init__(self, xp, size, dtype):
-        self.buffers = [xp.empty(size, dtype) for _ in range(2)]
-        self.shape = ()
+        empty = _host_cache.empty if xp is numpy else xp.empty  # reused pages, not fresh ones each step
+        self.buffers = [empty((size,), dtype) for _ in range(2)]
+        self.shape, self.count = (), 1
+
+    def use(self, shape):
+        """Hand out views shaped ``shape`` from now on."""
+        self.shape, self.count = shape, math.prod(shape)
 
     def __call__(self, slot):
-        count = int(numpy.prod(self.shape, dtype=numpy.int64))
-        return self.buffers[slot][:count].reshape(self.shape)
+        return self.buffers[slot][:self.count].reshape(self.shape)
 
 
 def _run_host(update, xp, tasks, scalars, flags):
@@ -114,7 +120,7 @@ def _run_host(update, xp, tasks, scalars, flags):
         s.__dict__.update(flags)
         scratch = _Scratch(xp, max(a[0].size for a in group), compute)
         for arrays in group:
-            scratch.shape = arrays[0].shape
+            scratch.use(arrays[0].shape)
             if compute == dtype:
                 update.host(xp, arrays, s, scratch)
                 continue
@@ -155,7 +161,7 @@ def _sgd_host(xp, arrays, s, scratch):
             xp.copyto(buf, g)
         else:
             buf *= s.momentum
-            buf += xp.multiply(g, s.one_minus_dampening, out=scratch(1))
+            buf += g if s.one_minus_dampening == 1 else xp.multiply(g, s.one_minus_dampening, out=scratch(1))
         if s.nesterov:
             g = xp.add(g, xp.multiply(buf, s.momentum, out=scratch(1)), out=scratch(0))
         else:

@@ -4,7 +4,6 @@ times more host time per call, and a training step makes one per layer. Each col
 import numpy
 
 from ... import _backend
-from ..._tensor import wrap
 
 _SOURCE = r"""
 template <typename T>
@@ -28,24 +27,21 @@ _TYPES = {numpy.dtype(numpy.float32): "float", numpy.dtype(numpy.float64): "doub
 _kernels = {}
 
 
-def supports(rows):
-    """A 2-D, C-contiguous float32/float64 CUDA tensor."""
-    array = rows._data
-    return (rows._device.type == "cuda" and array.ndim == 2 and array.dtype in _TYPES
+def supports(array):
+    """A 2-D, C-contiguous float32/float64 CuPy array."""
+    return (type(array) is not numpy.ndarray and array.ndim == 2 and array.dtype in _TYPES
             and array.flags.c_contiguous)
 
 
-def column_sums(rows):
-    """``rows.sum(0)`` for a tensor that ``supports`` (not recorded)."""
-    array = rows._data
+def column_sums(array):
+    """``array.sum(0)`` for a CuPy array that ``supports``, with its device current."""
+    cupy = _backend.require_cupy()
     n_rows, n_cols = array.shape
-    with _backend.on(rows._device):
-        cupy = _backend.require_cupy()
-        out = cupy.empty(n_cols, array.dtype)
-        if n_cols:
-            _kernel(cupy, array.dtype)(((n_cols + 31) // 32,), (32, 32),
-                                       (array, out, numpy.int64(n_rows), numpy.int64(n_cols)))
-    return wrap(out, rows._device)
+    out = cupy.empty(n_cols, array.dtype)
+    if n_cols:
+        _kernel(cupy, array.dtype)(((n_cols + 31) // 32,), (32, 32),
+                                   (array, out, numpy.int64(n_rows), numpy.int64(n_cols)))
+    return out
 
 
 def _kernel(cupy, dtype):

@@ -1,7 +1,8 @@
 """Cross-entropy of 2-D float32/float64 logits and int64 class indices, the common training-loop case, computed on
-the backend arrays as one recorded operation. On CUDA the forward is two kernels (per row: the log-sum-exp and the
-loss, a warp per row; then one block adding the losses in a fixed order) and one read-back of the target check, and
-the gradient ``(softmax - one_hot) * scale`` is one kernel: PyTorch's fused loss, not a dozen small launches."""
+the backend arrays as one recorded operation. On CUDA the forward is one kernel (one block whose warps take the rows
+in turn and add their losses in a fixed order; for many rows, a kernel per row and one adding up) and one read-back
+of the target check, and the gradient ``(softmax - one_hot) * scale`` is one kernel: PyTorch's fused loss, not a
+dozen small launches."""
 
 import numpy
 
@@ -13,6 +14,8 @@ from ..._tensor import wrap
 from ...autograd import Function, is_grad_enabled
 
 _ROWS_PER_BLOCK = 8  # one warp per row
+_WARPS = 32  # of the one block that takes up to _ONE_BLOCK_ROWS rows
+_ONE_BLOCK_ROWS = 16384
 _TOTAL_THREADS = 256
 _kernels = {}
 
@@ -64,38 +67,42 @@ class IndexCrossEntropy(Function):
 
 
 def _host_forward(logits, labels, ignore_index, mean):
-    """NumPy: ``(result, log_sum_exp per row, kept count, any bad label)``."""
-    classes = logits.shape[1]
+    """NumPy: ``(result, log_sum_exp per row, kept count, any bad label)`` (ufunc reductions called directly: the
+    array methods cost several microseconds more each, and this runs every training step)."""
+    rows, classes = logits.shape
     kept = labels != ignore_index
-    if bool((kept & ((labels < 0) | (labels >= classes))).any()):
+    safe = numpy.where(kept, labels, 0)
+    if numpy.minimum.reduce(safe) < 0 or numpy.maximum.reduce(safe) >= classes:
         return None, None, None, True
-    high = logits.max(axis=1, keepdims=True)
-    log_sum_exp = (high + numpy.log(numpy.exp(logits - high).sum(axis=1, keepdims=True)))[:, 0]
-    picked = numpy.take_along_axis(logits, numpy.where(kept, labels, 0)[:, None], 1)[:, 0]
-    total = numpy.where(kept, log_sum_exp - picked, 0).sum(dtype=logits.dtype)
-    count = kept.sum().astype(logits.dtype)
+    high = numpy.maximum.reduce(logits, axis=1, keepdims=True)
+    shifted = numpy.subtract(logits, high)
+    log_sum_exp = high[:, 0] + numpy.log(numpy.add.reduce(numpy.exp(shifted, out=shifted), axis=1))
+    losses = numpy.where(kept, log_sum_exp - logits[numpy.arange(rows), safe], 0)
+    total = numpy.add.reduce(losses, dtype=logits.dtype)
+    count = numpy.add.reduce(kept, dtype=logits.dtype)
     return numpy.asarray(total / count if mean else total, logits.dtype), log_sum_exp, count, False
 
 
 def _device_forward(logits, labels, ignore_index, mean):
-    """CuPy, on the current device: the same, from two kernels and one read-back."""
+    """CuPy, on the current device: the same, from one kernel (two for many rows) and one read-back."""
     cupy = _backend.require_cupy()
     rows, classes = logits.shape
     logits = cupy.ascontiguousarray(logits)
     labels = cupy.ascontiguousarray(labels)
-    rows_kernel, total_kernel = _forward_kernels(logits.dtype)
+    block_kernel, rows_kernel, total_kernel = _forward_kernels(logits.dtype)
     log_sum_exp = cupy.empty(rows, logits.dtype)
-    losses = cupy.empty(rows, logits.dtype)
-    flags = cupy.empty(rows, numpy.int32)
-    blocks = (rows + _ROWS_PER_BLOCK - 1) // _ROWS_PER_BLOCK
-    rows_kernel((blocks,), (32 * _ROWS_PER_BLOCK,),
-                (logits, labels, numpy.int64(rows), numpy.int64(classes), numpy.int64(ignore_index), log_sum_exp,
-                 losses, flags))
-    result = cupy.empty((), logits.dtype)
-    count = cupy.empty((), logits.dtype)
-    bad = cupy.empty((), numpy.int32)
-    total_kernel((1,), (_TOTAL_THREADS,), (losses, flags, numpy.int64(rows), numpy.int32(mean), result, count, bad))
-    return result, log_sum_exp, count, bool(bad.get())  # the one read-back: PyTorch's target check
+    totals = cupy.empty(3, logits.dtype)  # the loss, the kept count, whether any label is out of bounds
+    shape = (numpy.int64(rows), numpy.int64(classes), numpy.int64(ignore_index))
+    if rows <= _ONE_BLOCK_ROWS:
+        block_kernel((1,), (32 * _WARPS,), (logits, labels) + shape + (numpy.int32(mean), log_sum_exp, totals))
+    else:
+        losses = cupy.empty(rows, logits.dtype)
+        flags = cupy.empty(rows, numpy.int32)
+        blocks = (rows + _ROWS_PER_BLOCK - 1) // _ROWS_PER_BLOCK
+        rows_kernel((blocks,), (32 * _ROWS_PER_BLOCK,), (logits, labels) + shape + (log_sum_exp, losses, flags))
+        total_kernel((1,), (_TOTAL_THREADS,), (losses, flags, numpy.int64(rows), numpy.int32(mean), totals))
+    bad = bool(totals[2].get())  # the one read-back: PyTorch's target check
+    return totals[0], log_sum_exp, totals[1], bad
 
 
 def _first_bad_label(labels, ignore_index, classes):
@@ -144,8 +151,7 @@ extern "C" __global__ void agnostic_cross_entropy_rows_{T}(
 }}
 
 extern "C" __global__ void agnostic_cross_entropy_total_{T}(
-        const {T}* losses, const int* flags, const long long rows, const int mean, {T}* result, {T}* count,
-        int* bad) {{
+        const {T}* losses, const int* flags, const long long rows, const int mean, {T}* totals) {{
     __shared__ {T} sums[{THREADS}];
     __shared__ {T} counts[{THREADS}];
     __shared__ int bads[{THREADS}];
@@ -166,9 +172,57 @@ extern "C" __global__ void agnostic_cross_entropy_total_{T}(
         __syncthreads();
     }}
     if (t == 0) {{
-        *count = counts[0];
-        *result = mean ? sums[0] / counts[0] : sums[0];
-        *bad = bads[0];
+        totals[0] = mean ? sums[0] / counts[0] : sums[0];
+        totals[1] = counts[0];
+        totals[2] = bads[0];
+    }}
+}}
+
+extern "C" __global__ void agnostic_cross_entropy_block_{T}(
+        const {T}* logits, const long long* labels, const long long rows, const long long classes,
+        const long long ignore_index, const int mean, {T}* log_sum_exp, {T}* totals) {{
+    // Few rows: one block, a warp per row in turn; each warp's lane 0 adds its rows' losses in order, then
+    // thread 0 adds the warps' sums in order (the same sum on every run).
+    __shared__ {T} sums[32];
+    __shared__ {T} counts[32];
+    __shared__ int bads[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    {T} sum = 0, kept_rows = 0;
+    int any_bad = 0;
+    for (long long row = warp; row < rows; row += warps) {{
+        const {T}* x = logits + row * classes;
+        {T} high = x[0];
+        for (long long j = lane; j < classes; j += 32) high = {MAX}(high, x[j]);
+        for (int offset = 16; offset; offset >>= 1) high = {MAX}(high, __shfl_xor_sync(0xffffffffu, high, offset));
+        {T} total = 0;
+        for (long long j = lane; j < classes; j += 32) total += {EXP}(x[j] - high);
+        for (int offset = 16; offset; offset >>= 1) total += __shfl_xor_sync(0xffffffffu, total, offset);
+        if (lane == 0) {{
+            const {T} lse = high + {LOG}(total);
+            const long long label = labels[row];
+            const bool kept = label != ignore_index;
+            const bool bad = kept && (label < 0 || label >= classes);
+            log_sum_exp[row] = lse;
+            if (kept && !bad) {{
+                sum += lse - x[label];
+                kept_rows += 1;
+            }}
+            any_bad |= bad;
+        }}
+    }}
+    if (lane == 0) {{
+        sums[warp] = sum; counts[warp] = kept_rows; bads[warp] = any_bad;
+    }}
+    __syncthreads();
+    if (threadIdx.x == 0) {{
+        {T} s = 0, c = 0;
+        int b = 0;
+        for (int w = 0; w < warps; ++w) {{
+            s += sums[w]; c += counts[w]; b |= bads[w];
+        }}
+        totals[0] = mean ? s / c : s;
+        totals[1] = c;
+        totals[2] = b;
     }}
 }}
 """
@@ -182,8 +236,8 @@ def _forward_kernels(dtype):
         source = _FORWARD_SOURCE.format(T=type_name, THREADS=_TOTAL_THREADS, MAX="fmax" + suffix, EXP="exp" + suffix,
                                         LOG="log" + suffix)
         module = cupy.RawModule(code=source)
-        _kernels[key] = (module.get_function(f"agnostic_cross_entropy_rows_{type_name}"),
-                         module.get_function(f"agnostic_cross_entropy_total_{type_name}"))
+        _kernels[key] = tuple(module.get_function(f"agnostic_cross_entropy_{part}_{type_name}")
+                              for part in ("block", "rows", "total"))
     return _kernels[key]
 
 
