@@ -13,8 +13,8 @@ import threading
 import numpy
 
 MIN_BYTES = 1 << 18  # smaller arrays come from the malloc heap without page faults
-_PER_SIZE = 8  # buffers kept per size: a training step has a few of each size alive at once
-_LIMIT_BYTES = 1 << 30  # all kept buffers together; beyond this, plain numpy.empty
+_PER_SIZE = 16  # buffers kept per size: a training step has several of each size alive at once
+_LIMIT_BYTES = 256 << 20  # all kept buffers together; beyond this, plain numpy.empty
 
 _buffers = {}  # nbytes -> [uint8 arrays owning their memory]
 _kept_bytes = 0

@@ -4,8 +4,8 @@
 
 One step is ``zero_grad``, forward, cross-entropy loss, ``backward`` and the optimizer's ``step`` (SGD with momentum
 0.9, or Adam) on random float32 inputs already on the device, for batches of 64 and 4096; both libraries run the
-very same code. Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats; on
-CUDA the two libraries take turns, repeat by repeat.
+very same code. Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats; the two
+libraries take turns, repeat by repeat (on the CPU after a pause that lets the other one's threads go idle).
 Goal: at most 1.5x PyTorch eager on the same device (for scale: PyTorch eager takes about 1,250 us per step at batch
 64 on an H100). PyTorch is optional: without it, its columns are left out. Missing a goal prints FAIL but the exit
 code stays 0: this is a measurement, not a test.
@@ -24,6 +24,7 @@ SIZES = (784, 256, 256, 10)
 BATCHES = (64, 4096)
 OPTIMIZERS = ("SGD momentum 0.9", "Adam")
 GOAL = 1.5
+PAUSE = 0.2  # seconds before each CPU turn: OpenBLAS's threads spin for about 0.1 s after a call
 
 
 # ----- libraries ------------------------------------------------------------------------------------------------
@@ -91,10 +92,11 @@ def training_step(library, batch, optimizer_name):
     return step
 
 
-def seconds_per_step(libraries_and_steps, steps, repeats, warmup):
+def seconds_per_step(libraries_and_steps, steps, repeats, warmup, pause=0.0):
     """For each ``(library, step)``: the median over ``repeats`` of the time of ``steps`` steps divided by
     ``steps``, after ``warmup`` steps (the first steps allocate optimizer state and compile kernels). Several
-    libraries take turns, repeat by repeat, so a machine that speeds up or slows down meanwhile affects them alike."""
+    libraries take turns, repeat by repeat, so a machine that speeds up or slows down meanwhile affects them alike;
+    ``pause`` seconds before each turn let the previous library's worker threads go idle."""
     for library, step in libraries_and_steps:
         for _ in range(warmup):
             step()
@@ -102,6 +104,7 @@ def seconds_per_step(libraries_and_steps, steps, repeats, warmup):
     times = [[] for _ in libraries_and_steps]
     for _ in range(repeats):
         for (library, step), samples in zip(libraries_and_steps, times):
+            time.sleep(pause)
             started = time.perf_counter()
             for _ in range(steps):
                 step()
@@ -124,22 +127,22 @@ def measure(device_type, batch, optimizer_name, ours, theirs, quick):
     """One table row: agnostic's and (when importable) PyTorch's seconds per step, or the error met."""
     sizes = loop_sizes(device_type, batch, quick)
     row = {"device": device_type, "batch": batch, "optimizer": optimizer_name}
-    # On CUDA the two take turns, repeat by repeat: the GPU host's speed drifts. Not on the CPU, where PyTorch's
-    # worker threads keep spinning after each op and would slow the NumPy steps that follow.
-    turns = theirs is not None and device_type == "cuda"
     try:
         ours_step = training_step(ours, batch, optimizer_name)
         ours_step()  # an agnostic error shows here, before PyTorch takes a turn
     except Exception as error:  # a library error is a result to report, not a reason to stop measuring
-        ours_step, turns, row["error"] = None, False, f"{type(error).__name__}: {error}"[:160]
-    if turns:
-        pairs = [(ours, ours_step), (theirs, training_step(theirs, batch, optimizer_name))]
-        row["agnostic"], row["torch"] = seconds_per_step(pairs, *sizes)
+        row["error"] = f"{type(error).__name__}: {error}"[:160]
+        if theirs is not None:
+            row["torch"], = seconds_per_step([(theirs, training_step(theirs, batch, optimizer_name))], *sizes)
         return row
-    if ours_step is not None:
+    if theirs is None:
         row["agnostic"], = seconds_per_step([(ours, ours_step)], *sizes)
-    if theirs is not None:
-        row["torch"], = seconds_per_step([(theirs, training_step(theirs, batch, optimizer_name))], *sizes)
+        return row
+    # The two take turns, repeat by repeat: the host's speed drifts. On the CPU each turn starts after a pause, so
+    # that the other library's worker threads (OpenBLAS's, PyTorch's OpenMP) have stopped spinning.
+    pairs = [(ours, ours_step), (theirs, training_step(theirs, batch, optimizer_name))]
+    pause = 0.0 if device_type == "cuda" or quick else PAUSE
+    row["agnostic"], row["torch"] = seconds_per_step(pairs, *sizes, pause=pause)
     return row
 
 
