@@ -65,15 +65,3 @@ def apply(ufunc, *operands):
     shape = numpy.broadcast_shapes(*(operand.shape for operand in operands if type(operand) is numpy.ndarray))
     return ufunc(*operands, out=empty(shape, dtype))
 
-
-def release():
-    """Drop every kept buffer that no array uses (their memory goes back to the OS)."""
-    global _kept_bytes
-    with _lock:
-        for nbytes, kept in list(_buffers.items()):
-            used = []
-            for buffer in kept:
-                if sys.getrefcount(buffer) > _UNUSED:
-                    used.append(buffer)
-            _kept_bytes -= nbytes * (len(kept) - len(used))
-            _buffers[nbytes] = used

@@ -4,6 +4,7 @@ Same-device, same-dtype calls take a short path straight to the backend ufunc; e
 ``_dispatch`` (device check, promotion, casting). Results are identical either way.
 """
 
+import functools
 import math
 
 import numpy
@@ -62,15 +63,17 @@ def _no_bool_negation(name, dtype):
 class _Op:
     """One elementwise op: backend function name, dtype rule, and input check."""
 
-    def __init__(self, name, backend_name, kind, check=None, compose=None):
+    def __init__(self, name, backend_name, kind, check=None, compose=None, host_large=None):
         self.name = name
         self.backend_name = backend_name
         self.kind = kind  # "same": result in the promoted type; "float": ints become floats; "bool": bool result
         self.check = check
         self.compose = compose  # (xp, *arrays) -> array, for ops the backends lack
         self.numpy_function = compose and (lambda *arrays: compose(numpy, *arrays)) or getattr(numpy, backend_name)
-        # The NumPy ufunc, for large results written into reused buffers (see _host_cache).
-        self.ufunc = self.numpy_function if isinstance(self.numpy_function, numpy.ufunc) else None
+        # The NumPy call for large CPU results, written into a reused buffer (see _host_cache); None: as small ones.
+        if host_large is None and isinstance(self.numpy_function, numpy.ufunc):
+            host_large = functools.partial(_host_cache.apply, self.numpy_function)
+        self.host_large = host_large
         self._cupy_function = None
         self.fast_dtypes = frozenset(
             d.numpy_dtype for d in _dtypes.ALL_DTYPES if d is not _dtypes.bfloat16 and self._fast(d)
@@ -214,8 +217,8 @@ def _fast_result(op, device, a, b):
     tensor = _new_tensor(Tensor)
     tensor._device = device
     if device is CPU:
-        if op.ufunc is not None and _host_cache.is_large(a if type(a) is _ndarray else b):
-            tensor._data = _checked(_host_cache.apply, op.ufunc, a, b)
+        if op.host_large is not None and _host_cache.is_large(a if type(a) is _ndarray else b):
+            tensor._data = _checked(op.host_large, a, b)
             return tensor
         out = _checked(op.numpy_function, a, b)
         tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
@@ -428,6 +431,10 @@ def _relu(xp, x):
     return xp.maximum(x, x.dtype.type(0))
 
 
+def _large_relu(x):
+    return _host_cache.apply(numpy.maximum, x, x.dtype.type(0))
+
+
 def _rounding(backend_name):
     """Rounding keeps integer and bool tensors as they are (NumPy would turn them into float64)."""
     def compose(xp, x):
@@ -458,7 +465,7 @@ _UNARY = {op.name: op for op in (
     _Op("frac", "frac", "same", _not_for((_BOOL, _INTEGER, _COMPLEX), '"frac" needs a floating tensor, got {dtype}'),
         compose=_frac),
     _Op("square", "square", "same", compose=_square),
-    _Op("relu", "relu", "same", _no_bool_or_complex, compose=_relu),
+    _Op("relu", "relu", "same", _no_bool_or_complex, compose=_relu, host_large=_large_relu),
     _Op("bitwise_not", "invert", "same", _integral_only),
     _Op("logical_not", "logical_not", "logical"),
     _Op("isnan", "isnan", "bool"),
@@ -497,10 +504,8 @@ def _unary(op, input):
     device = input._device
     if a.dtype in op.fast_dtypes:
         if device is CPU:
-            if op.name == "relu" and _host_cache.is_large(a):
-                return wrap(_host_cache.apply(numpy.maximum, a, a.dtype.type(0)), device)
-            if op.ufunc is not None and _host_cache.is_large(a):
-                return wrap(_host_cache.apply(op.ufunc, a), device)
+            if op.host_large is not None and _host_cache.is_large(a):
+                return wrap(op.host_large(a), device)
             out = op.numpy_function(a)
             return wrap(out if type(out) is _ndarray else numpy.asarray(out), device)
         with _backend.on(device):
@@ -704,7 +709,7 @@ def make_operator(name, reflected=False):
             other = coerce_operand(other)
             return NotImplemented if other is None else _binary(op, other, self)
     else:
-        fast_dtypes, numpy_function, ufunc = op.fast_dtypes, op.numpy_function, op.ufunc
+        fast_dtypes, numpy_function, host_large = op.fast_dtypes, op.numpy_function, op.host_large
         large = _host_cache.MIN_BYTES
 
         def method(self, other, Tensor=Tensor, CPU=CPU, new=_new_tensor, ndarray=_ndarray):
@@ -716,8 +721,8 @@ def make_operator(name, reflected=False):
                     b = other._data
                     dtype = a.dtype
                     if dtype is b.dtype and dtype in fast_dtypes and a.shape == b.shape:
-                        if a.nbytes >= large and ufunc is not None:
-                            out = _host_cache.apply(ufunc, a, b)
+                        if a.nbytes >= large and host_large is not None:
+                            out = host_large(a, b)
                         else:
                             out = numpy_function(a, b)
                         tensor = new(Tensor)
@@ -727,8 +732,8 @@ def make_operator(name, reflected=False):
             elif type(other) in _SCALARS_FOR_FLOATS:
                 a = self._data
                 if self._device is CPU and a.dtype.kind in "fc" and a.dtype in fast_dtypes:
-                    if a.nbytes >= large and ufunc is not None:
-                        out = _host_cache.apply(ufunc, a, other)
+                    if a.nbytes >= large and host_large is not None:
+                        out = host_large(a, other)
                     else:
                         out = numpy_function(a, other)
                     tensor = _new_tensor(Tensor)

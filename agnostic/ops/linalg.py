@@ -44,19 +44,18 @@ def matmul(input, other):
             f"the last dimension of the first ({inner_a}) must equal the "
             f"{'first' if b.ndim == 1 else 'second-to-last'} dimension of the second ({inner_b})"
         )
-    if device is CPU and a.ndim == 2 and b.ndim == 2:
-        return wrap(matmul_arrays(device, a, b), device)
-    xp = _backend.namespace(device)
     try:
-        return wrap(call(device, xp.matmul, a, b), device)
+        with _backend.on(device):
+            product = matmul_arrays(device, a, b)
     except ValueError:
         raise RuntimeError(f"matmul(): batch dimensions {_shape_text(a.shape[:-2])} and "
                            f"{_shape_text(b.shape[:-2])} don't broadcast") from None
+    return wrap(numpy.asarray(product) if isinstance(product, numpy.generic) else product, device)
 
 
 def matmul_arrays(device, a, b):
-    """``a @ b`` of checked backend arrays with ``device`` current, at least one of them 2-D; a large CPU product
-    reuses a freed buffer rather than fresh pages (see _host_cache)."""
+    """``a @ b`` of checked backend arrays with ``device`` current; a large 2-D product on the CPU reuses a freed
+    buffer rather than fresh pages (see _host_cache)."""
     if device is not CPU:
         return _backend.require_cupy().matmul(a, b)
     if a.ndim == 2 and b.ndim == 2 and a.shape[0] * b.shape[1] * a.itemsize >= _host_cache.MIN_BYTES:

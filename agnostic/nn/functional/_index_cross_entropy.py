@@ -126,12 +126,12 @@ def _recorded_backward(ctx, grad):
 
 # ----- CUDA kernels ------------------------------------------------------------------------------------------------
 _FORWARD_SOURCE = r"""
-extern "C" __global__ void agnostic_cross_entropy_rows_{T}(
-        const {T}* logits, const long long* labels, const long long rows, const long long classes,
-        const long long ignore_index, {T}* log_sum_exp, {T}* losses, int* flags) {{
+// One row, by a whole warp: stores its log-sum-exp; returns (to every lane) its loss, 0 when the label is ignored
+// or out of bounds, and its flag: 0 ignored, 1 kept, 2 out of bounds.
+__device__ {T} agnostic_cross_entropy_row_{T}(
+        const {T}* logits, const long long* labels, const long long row, const long long classes,
+        const long long ignore_index, {T}* log_sum_exp, int* flag) {{
     const int lane = threadIdx.x & 31;
-    const long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (row >= rows) return;  // whole warps: every lane of a warp has the same row
     const {T}* x = logits + row * classes;
     {T} high = x[0];
     for (long long j = lane; j < classes; j += 32) high = {MAX}(high, x[j]);
@@ -139,14 +139,25 @@ extern "C" __global__ void agnostic_cross_entropy_rows_{T}(
     {T} sum = 0;
     for (long long j = lane; j < classes; j += 32) sum += {EXP}(x[j] - high);
     for (int offset = 16; offset; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    if (lane == 0) {{
-        const {T} lse = high + {LOG}(sum);
-        const long long label = labels[row];
-        const bool kept = label != ignore_index;
-        const bool bad = kept && (label < 0 || label >= classes);
-        log_sum_exp[row] = lse;
-        losses[row] = (kept && !bad) ? lse - x[label] : ({T})0;
-        flags[row] = bad ? 2 : (kept ? 1 : 0);
+    const {T} lse = high + {LOG}(sum);
+    const long long label = labels[row];
+    const bool kept = label != ignore_index;
+    const bool bad = kept && (label < 0 || label >= classes);
+    if (lane == 0) log_sum_exp[row] = lse;
+    *flag = bad ? 2 : (kept ? 1 : 0);
+    return (kept && !bad) ? lse - x[label] : ({T})0;
+}}
+
+extern "C" __global__ void agnostic_cross_entropy_rows_{T}(
+        const {T}* logits, const long long* labels, const long long rows, const long long classes,
+        const long long ignore_index, {T}* log_sum_exp, {T}* losses, int* flags) {{
+    const long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= rows) return;  // whole warps: every lane of a warp has the same row
+    int flag;
+    const {T} loss = agnostic_cross_entropy_row_{T}(logits, labels, row, classes, ignore_index, log_sum_exp, &flag);
+    if ((threadIdx.x & 31) == 0) {{
+        losses[row] = loss;
+        flags[row] = flag;
     }}
 }}
 
@@ -190,25 +201,10 @@ extern "C" __global__ void agnostic_cross_entropy_block_{T}(
     {T} sum = 0, kept_rows = 0;
     int any_bad = 0;
     for (long long row = warp; row < rows; row += warps) {{
-        const {T}* x = logits + row * classes;
-        {T} high = x[0];
-        for (long long j = lane; j < classes; j += 32) high = {MAX}(high, x[j]);
-        for (int offset = 16; offset; offset >>= 1) high = {MAX}(high, __shfl_xor_sync(0xffffffffu, high, offset));
-        {T} total = 0;
-        for (long long j = lane; j < classes; j += 32) total += {EXP}(x[j] - high);
-        for (int offset = 16; offset; offset >>= 1) total += __shfl_xor_sync(0xffffffffu, total, offset);
-        if (lane == 0) {{
-            const {T} lse = high + {LOG}(total);
-            const long long label = labels[row];
-            const bool kept = label != ignore_index;
-            const bool bad = kept && (label < 0 || label >= classes);
-            log_sum_exp[row] = lse;
-            if (kept && !bad) {{
-                sum += lse - x[label];
-                kept_rows += 1;
-            }}
-            any_bad |= bad;
-        }}
+        int flag;
+        sum += agnostic_cross_entropy_row_{T}(logits, labels, row, classes, ignore_index, log_sum_exp, &flag);
+        kept_rows += flag == 1;
+        any_bad |= flag == 2;
     }}
     if (lane == 0) {{
         sums[warp] = sum; counts[warp] = kept_rows; bads[warp] = any_bad;
