@@ -22,6 +22,7 @@ _KERNEL_DTYPES = {  # parameter dtype -> the kernel's storage and compute types,
     "float32": ("float", "float", numpy.float32),
     "float64": ("double", "double", numpy.float64),
 }
+_KERNEL_COMPUTE = {numpy.dtype(name): types[2] for name, types in _KERNEL_DTYPES.items()}  # by dtype: no .name
 _LOW_PRECISION = ("float16", "bfloat16")
 
 
@@ -81,7 +82,7 @@ def _real_tasks(arrays):
 
 def _kernel_ready(arrays):
     dtype = arrays[0].dtype
-    return dtype.name in _KERNEL_DTYPES and all(
+    return dtype in _KERNEL_COMPUTE and all(
         a is None or (a.dtype == dtype and a.flags.c_contiguous) for a in arrays)
 
 
@@ -279,7 +280,7 @@ def kernel_source(update, dtype_name):
 
 
 def _kernel(update, dtype):
-    key = (update.name, dtype.name)
+    key = (update.name, dtype)
     found = _kernels.get(key)
     if found is None:
         cupy = _backend.require_cupy()
@@ -328,7 +329,7 @@ def launch_arguments(update, dtype, tasks, scalars, flags):
     kernel declares it (``C`` scalars in the compute dtype, flags and counts as int32)."""
     lists = [[arrays[index] for arrays in tasks] for index in range(len(update.lists))]
     host_table, blocks = launch_table(lists)
-    compute = _KERNEL_DTYPES[dtype.name][2]
+    compute = _KERNEL_COMPUTE[dtype]
     arguments = [numpy.int32(len(tasks)), numpy.int32(blocks)]
     arguments += [compute(scalars[name]) for name in update.scalars]
     arguments += [numpy.int32(flags[name]) for name in update.flags]

@@ -54,7 +54,7 @@ class IndexCrossEntropy(Function):
         logits, labels, log_sum_exp, count = ctx.arrays
         device = grad.device
         with _backend.on(device), numpy.errstate(divide="ignore", invalid="ignore"):
-            scale = grad._data.astype(logits.dtype)
+            scale = grad._data.astype(logits.dtype, copy=False)
             if device is CPU:
                 kept = labels != ctx.ignore_index
                 gradient = numpy.exp(logits - log_sum_exp[:, None])
@@ -225,7 +225,7 @@ extern "C" __global__ void agnostic_cross_entropy_block_{T}(
 
 
 def _forward_kernels(dtype):
-    key = ("forward", dtype.name)
+    key = ("forward", dtype)  # not dtype.name: NumPy builds that string on every access
     if key not in _kernels:
         cupy = _backend.require_cupy()
         type_name, suffix = {"float32": ("float", "f"), "float64": ("double", "")}[dtype.name]
