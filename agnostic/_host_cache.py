@@ -7,6 +7,7 @@ again, as PyTorch's CUDA caching allocator does on the device. A buffer counts a
 (every NumPy view holds a reference to the array that owns its memory), so reuse is as safe as ``free``.
 """
 
+import math
 import sys
 import threading
 
@@ -35,9 +36,7 @@ def empty(shape, dtype):
     """An uninitialized C-contiguous array, from a reused buffer when it is large."""
     if not isinstance(dtype, numpy.dtype):
         dtype = numpy.dtype(dtype)
-    nbytes = dtype.itemsize
-    for size in shape:
-        nbytes *= size
+    nbytes = dtype.itemsize * math.prod(shape)
     if nbytes < MIN_BYTES or dtype.hasobject:
         return numpy.empty(shape, dtype)
     global _kept_bytes
