@@ -263,6 +263,18 @@ def test_relu_gradient_passes_grad_where_input_is_positive(data, dtype):
         assert not numpy.signbit(_values(x.grad)[~(x_host > 0)]).any()
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (3, (1 << 16) // 3 + 7), (700, 300)])
+def test_relu_gradient_of_large_and_empty_tensors(device, shape):
+    """The CPU form works a block of 65,536 elements at a time: sizes across several blocks (and a transposed,
+    non-contiguous input) give the same result as ``where``, and an empty tensor an empty gradient."""
+    rng = numpy.random.default_rng(5)
+    x_host = rng.standard_normal(shape[::-1]).astype(numpy.float32).T  # column-major
+    g_host = rng.standard_normal(shape).astype(numpy.float32)
+    x = agnostic.tensor(x_host, device=device, requires_grad=True)
+    agnostic.relu(x).backward(agnostic.tensor(g_host, device=device))
+    numpy.testing.assert_array_equal(_values(x.grad), numpy.where(x_host > 0, g_host, 0))
+
+
 def test_relu_gradient_of_gradient_is_recorded(device):
     """With create_graph=True the relu gradient is recorded, so it can be differentiated again."""
     x = agnostic.tensor([-1.0, 2.0, 3.0], device=device, requires_grad=True)

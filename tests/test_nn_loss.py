@@ -109,14 +109,16 @@ def test_cross_entropy_custom_ignore_index_and_unbatched(device):
 @pytest.mark.parametrize("dtype", [agnostic.float32, agnostic.float64])
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 @pytest.mark.parametrize("rows, classes", [(6, 5), (300, 77), (20000, 3)])
-def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduction, rows, classes):
+@pytest.mark.parametrize("some_ignored", [True, False])
+def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduction, rows, classes, some_ignored):
     """2-D logits with int64 targets take a fused path; with class weights of one, the general path computes the
-    same thing from log_softmax and nll_loss: losses, gradients and second-order gradients must agree. (300 rows
-    of 77 classes: several rows per warp and several lanes per row in the CUDA kernels; 20,000 rows: more than
-    the one-block kernel takes.)"""
+    same thing from log_softmax and nll_loss: losses, gradients (recorded or not) and second-order gradients must
+    agree. (300 rows of 77 classes: several rows per warp and several lanes per row in the CUDA kernels; 20,000
+    rows: more than the one-block kernel takes.)"""
     x = RNG.standard_normal((rows, classes)) * 3
     labels = RNG.integers(0, classes, rows)
-    labels[::4] = -100
+    if some_ignored:
+        labels[::4] = -100
     target = make(labels, device)
     v = make(RNG.standard_normal((rows, classes)), device, dtype=dtype)
     results = []
@@ -125,7 +127,8 @@ def test_cross_entropy_fast_path_matches_the_composite_one(device, dtype, reduct
         loss = F.cross_entropy(logits, target, weight, reduction=reduction)
         first, = agnostic.autograd.grad(loss, logits, create_graph=True)
         second, = agnostic.autograd.grad((first * v).sum(), logits)
-        results.append([host(loss), host(first), host(second)])
+        F.cross_entropy(logits, target, weight, reduction=reduction).backward()  # the unrecorded gradient
+        results.append([host(loss), host(first), host(second), host(logits.grad)])
     tolerance = 1e-5 if dtype is agnostic.float32 else 1e-12
     for fast, composite in zip(*results):
         assert numpy.allclose(fast, composite, rtol=tolerance, atol=tolerance)

@@ -9,6 +9,7 @@ from .._tensor import wrap
 
 _FLOATS = frozenset(numpy.dtype(name) for name in ("float16", "float32", "float64"))
 _kernel = []
+_BLOCK = 1 << 16  # elements per CPU block
 
 
 def supports(grad, input):
@@ -29,11 +30,22 @@ def relu_gradient(grad, input):
 def _host(grad, input):
     integers = numpy.dtype(f"i{grad.dtype.itemsize}")
     out = _host_cache.empty(grad.shape, grad.dtype)
-    bits = out.view(integers)
-    # -1 (all bits set) where the input is positive, 0 elsewhere; then those bits of the gradient.
-    numpy.subtract(0, numpy.greater(input, 0), out=bits, dtype=integers)
-    numpy.bitwise_and(bits, grad.view(integers), out=bits)
+    if input.size <= _BLOCK:
+        _masked_bits(input, grad.view(integers), out.view(integers))
+        return out
+    # A block at a time, so that the mask is still in cache when it is applied.
+    positive, grad_bits, out_bits = input.reshape(-1), grad.reshape(-1).view(integers), out.reshape(-1).view(integers)
+    for start in range(0, positive.size, _BLOCK):
+        stop = start + _BLOCK
+        _masked_bits(positive[start:stop], grad_bits[start:stop], out_bits[start:stop])
     return out
+
+
+def _masked_bits(positive, grad_bits, out_bits):
+    """``out_bits = grad_bits where positive > 0 else 0``: -1 (all bits set) where the input is positive, 0
+    elsewhere, then those bits of the gradient."""
+    numpy.subtract(0, numpy.greater(positive, 0), out=out_bits, dtype=out_bits.dtype)
+    numpy.bitwise_and(out_bits, grad_bits, out=out_bits)
 
 
 def _device_kernel():

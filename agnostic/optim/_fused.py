@@ -4,7 +4,8 @@ Each algorithm (``SGD``, ``ADAM``, ``RMSPROP``) is written twice from the same f
 operations: a per-element CUDA C body, and a NumPy/CuPy version built from ``out=`` ufuncs and two scratch buffers.
 On CUDA, every contiguous parameter of one dtype is updated by a single launch of the multi-tensor kernel: a table
 of pointers, sizes and (tensor, chunk) pairs, one pair per thread block, as PyTorch's ``multi_tensor_apply``.
-Everything else (the CPU, strided tensors, other dtypes, ``foreach=False``) takes the ufunc path, per tensor.
+Everything else (the CPU, strided tensors, other dtypes, ``foreach=False``) takes the ufunc path, per tensor; on
+the CPU its ``y += a * x`` steps on large arrays are BLAS axpy calls (``_host_blas``), run on BLAS's threads.
 Half-precision tensors are computed in float32 on both paths and rounded once when stored.
 """
 
@@ -12,7 +13,7 @@ import math
 
 import numpy
 
-from .. import _backend, _host_cache
+from .. import _backend, _host_blas, _host_cache
 from .._device import Device
 
 CHUNK = 4096  # elements per thread block
@@ -133,12 +134,18 @@ def _run_host(update, xp, tasks, scalars, flags):
                     xp.copyto(narrow, result, casting="unsafe")
 
 
+def _add_scaled(xp, y, alpha, x, tmp):
+    """``y += alpha * x``: one BLAS axpy on BLAS's threads for a large host array, else a product in ``tmp`` (which
+    may be ``x``) and a sum."""
+    if not _host_blas.axpy(alpha, x, y):
+        y += xp.multiply(x, alpha, out=tmp)
+
+
 def _lerp(xp, start, end, weight, one_minus_weight, tmp):
     """``start.lerp_(end, weight)`` with PyTorch's two formulas (the one nearer the larger coefficient)."""
     diff = xp.subtract(end, start, out=tmp)
     if -0.5 < weight < 0.5:
-        diff *= weight
-        start += diff
+        _add_scaled(xp, start, weight, diff, diff)
     else:
         diff *= one_minus_weight
         xp.subtract(end, diff, out=start)
@@ -162,12 +169,15 @@ def _sgd_host(xp, arrays, s, scratch):
             xp.copyto(buf, g)
         else:
             buf *= s.momentum
-            buf += g if s.one_minus_dampening == 1 else xp.multiply(g, s.one_minus_dampening, out=scratch(1))
+            if s.one_minus_dampening != 1:
+                _add_scaled(xp, buf, s.one_minus_dampening, g, scratch(1))
+            elif not _host_blas.axpy(1, g, buf):
+                buf += g
         if s.nesterov:
             g = xp.add(g, xp.multiply(buf, s.momentum, out=scratch(1)), out=scratch(0))
         else:
             g = buf
-    p += xp.multiply(g, s.neg_lr, out=scratch(1))
+    _add_scaled(xp, p, s.neg_lr, g, scratch(1))
 
 
 def _adam_host(xp, arrays, s, scratch):
@@ -178,9 +188,7 @@ def _adam_host(xp, arrays, s, scratch):
     tmp = scratch(1)
     _lerp(xp, exp_avg, g, s.one_minus_beta1, s.beta1_complement, tmp)
     exp_avg_sq *= s.beta2
-    square = xp.multiply(g, g, out=tmp)
-    square *= s.one_minus_beta2
-    exp_avg_sq += square
+    _add_scaled(xp, exp_avg_sq, s.one_minus_beta2, xp.multiply(g, g, out=tmp), tmp)
     second = exp_avg_sq
     if s.amsgrad:
         xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
@@ -188,9 +196,7 @@ def _adam_host(xp, arrays, s, scratch):
     denom = xp.sqrt(second, out=tmp)
     denom /= s.bias_correction2_sqrt
     denom += s.eps
-    ratio = xp.divide(exp_avg, denom, out=tmp)
-    ratio *= s.neg_step_size
-    p += ratio
+    _add_scaled(xp, p, s.neg_step_size, xp.divide(exp_avg, denom, out=tmp), tmp)
 
 
 def _rmsprop_host(xp, arrays, s, scratch):
@@ -198,9 +204,7 @@ def _rmsprop_host(xp, arrays, s, scratch):
     g = _decayed_grad(xp, p, g, s, scratch)
     tmp = scratch(1)
     square_avg *= s.alpha
-    square = xp.multiply(g, g, out=tmp)
-    square *= s.one_minus_alpha
-    square_avg += square
+    _add_scaled(xp, square_avg, s.one_minus_alpha, xp.multiply(g, g, out=tmp), tmp)
     if s.centered:
         _lerp(xp, grad_avg, g, s.one_minus_alpha, s.alpha_complement, tmp)
         avg = xp.subtract(square_avg, xp.multiply(grad_avg, grad_avg, out=tmp), out=tmp)
@@ -211,11 +215,9 @@ def _rmsprop_host(xp, arrays, s, scratch):
     if s.momentum > 0:
         momentum_buffer *= s.momentum
         momentum_buffer += xp.divide(g, avg, out=avg)
-        p += xp.multiply(momentum_buffer, s.neg_lr, out=tmp)
+        _add_scaled(xp, p, s.neg_lr, momentum_buffer, tmp)
     else:
-        step = xp.divide(g, avg, out=tmp)
-        step *= s.neg_lr
-        p += step
+        _add_scaled(xp, p, s.neg_lr, xp.divide(g, avg, out=tmp), tmp)
 
 
 # ----- the CUDA path ----------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""Column sums of a 2-D CUDA gradient (a bias gradient), as one small kernel: CuPy's generic reduction costs several
-times more host time per call, and a training step makes one per layer. Each column is summed in a fixed order."""
+"""Column sums of a 2-D gradient (a bias gradient), made once per layer per training step. On CUDA, one small kernel:
+CuPy's generic reduction costs several times more host time per call; each column is summed in a fixed order. On the
+CPU, ``ones @ rows``: BLAS's matrix-vector product runs on its threads, where NumPy's sum takes one core."""
 
 import numpy
 
-from ... import _backend
+from ... import _backend, _host_blas
 
 _SOURCE = r"""
 template <typename T>
@@ -28,13 +29,14 @@ _kernels = {}
 
 
 def supports(array):
-    """A 2-D, C-contiguous float32/float64 CuPy array."""
-    return (type(array) is not numpy.ndarray and array.ndim == 2 and array.dtype in _TYPES
-            and array.flags.c_contiguous)
+    """A 2-D, C-contiguous float32/float64 array (NumPy or CuPy)."""
+    return array.ndim == 2 and array.dtype in _TYPES and array.flags.c_contiguous
 
 
 def column_sums(array):
-    """``array.sum(0)`` for a CuPy array that ``supports``, with its device current."""
+    """``array.sum(0)`` for an array that ``supports``, with its device current."""
+    if type(array) is numpy.ndarray:
+        return numpy.matmul(_host_blas.ones(array.shape[0], array.dtype), array)
     cupy = _backend.require_cupy()
     n_rows, n_cols = array.shape
     out = cupy.empty(n_cols, array.dtype)
@@ -50,3 +52,4 @@ def _kernel(cupy, dtype):
         module = cupy.RawModule(code=_SOURCE, options=("-std=c++14",), name_expressions=[name])
         _kernels[name] = module.get_function(name)
     return _kernels[name]
+

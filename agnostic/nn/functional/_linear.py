@@ -7,7 +7,7 @@ import numpy
 import agnostic
 from agnostic.autograd import Function
 
-from ... import _backend
+from ... import _backend, _host_blas
 from ..._tensor import wrap
 from ...ops.linalg import matmul_arrays
 from . import _column_sums
@@ -36,7 +36,7 @@ class _Linear(Function):
         device = input._device
         with _backend.on(device):
             output = matmul_arrays(device, input._data, weight._data.T)
-            if bias is not None:
+            if bias is not None and not _host_blas.add_row(output, bias._data):
                 output += bias._data
         return wrap(output, device)
 
