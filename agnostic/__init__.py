@@ -48,6 +48,7 @@ from . import autograd, cuda
 from . import accelerator
 from . import nn, optim, utils
 from .serialization import load, save
+from ._threads import get_num_threads, set_num_threads
 from ._streams import Event, Stream, current_stream, stream
 from .autograd.install import install as _install_autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled

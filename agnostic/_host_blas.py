@@ -1,10 +1,12 @@
-"""``y += a * x`` and ``matrix += row`` on large NumPy arrays, through the OpenBLAS that NumPy's wheels bundle.
+"""NumPy's bundled OpenBLAS, called directly: ``y += a * x`` and ``matrix += row`` on large arrays, and its thread
+count (``agnostic.set_num_threads``).
 
 A NumPy ufunc runs on one core. OpenBLAS spreads axpy (``y += a x``) and ger (``A += x y^T``) over its threads, the
 very threads NumPy's matmul keeps awake during a training step, so the bias add and the optimizers' updates of large
 float32/float64 arrays go through them. The library is found the way threadpoolctl finds it (NumPy's config names
 it, its file lies beside NumPy); where NumPy links another BLAS, or the file or its symbols are missing, every call
-here returns False and the caller uses ufuncs. Results equal the ufuncs' up to the rounding of a fused multiply-add.
+here returns False (or None) and the caller uses ufuncs. Results equal the ufuncs' up to the rounding of a fused
+multiply-add.
 """
 
 import ctypes
@@ -20,6 +22,7 @@ _CTYPES = {numpy.dtype(numpy.float32): ctypes.c_float, numpy.dtype(numpy.float64
 _LETTERS = {numpy.dtype(numpy.float32): "s", numpy.dtype(numpy.float64): "d"}
 
 _routines = None  # dtype -> (axpy, ger), once looked up; {} when unavailable
+_thread_calls = None  # (get, set) of OpenBLAS's thread count, once looked up; () when unavailable
 _ones = {}  # dtype -> a vector of ones, as long as the most rows seen
 _lock = threading.Lock()
 
@@ -59,31 +62,49 @@ def ones(count, dtype):
     return vector[:count]
 
 
+def blas_threads():
+    """OpenBLAS's thread count, or None where it can't be asked."""
+    calls = _thread_calls if _thread_calls is not None else _load()[1]
+    return int(calls[0]()) if calls else None
+
+
+def set_blas_threads(count):
+    """Tell OpenBLAS to use ``count`` threads; False where it can't be told."""
+    calls = _thread_calls if _thread_calls is not None else _load()[1]
+    if not calls:
+        return False
+    calls[1](count)
+    return True
+
+
 def _usable(y, alpha):
     """The routines for ``y``'s dtype when ``y`` is a large, writeable, C-contiguous float array and ``alpha`` is
     nonzero; else None."""
     if type(y) is not numpy.ndarray or y.size < MIN_ELEMENTS or alpha == 0 or not y.flags.c_contiguous \
             or not y.flags.writeable:
         return None
-    routines = _routines if _routines is not None else _load()
+    routines = _routines if _routines is not None else _load()[0]
     return routines.get(y.dtype)
 
 
 def _load():
-    global _routines
+    global _routines, _thread_calls
     with _lock:
-        if _routines is None:
-            _routines = _find_routines()
-    return _routines
+        if _routines is None or _thread_calls is None:
+            routines, thread_calls = _find_library()
+            _routines = routines if _routines is None else _routines
+            _thread_calls = thread_calls if _thread_calls is None else _thread_calls
+    return _routines, _thread_calls
 
 
-def _find_routines():
+def _find_library():
+    """``(routines by dtype, (get_threads, set_threads))``, or ``({}, ())``."""
     try:
         blas = numpy.__config__.CONFIG["Build Dependencies"]["blas"]
     except (AttributeError, KeyError, TypeError):
-        return {}
+        return {}, ()
     if blas.get("name") != "scipy-openblas":
-        return {}
+        return {}, ()
     package = os.path.dirname(numpy.__file__)
     files = [path for folder in (os.path.join(os.path.dirname(package), "numpy.libs"), os.path.join(package, ".dylibs"))
              for path in sorted(glob.glob(os.path.join(folder, "*scipy_openblas*")))]
@@ -94,11 +115,16 @@ def _find_routines():
             continue
         for suffix, integer in (("64_", ctypes.c_int64), ("", ctypes.c_int)):  # ILP64 wheels, then LP64 ones
             try:
-                return {dtype: _bind(library, letter, suffix, integer, _CTYPES[dtype])
-                        for dtype, letter in _LETTERS.items()}
+                routines = {dtype: _bind(library, letter, suffix, integer, _CTYPES[dtype])
+                            for dtype, letter in _LETTERS.items()}
+                get_threads = getattr(library, f"scipy_openblas_get_num_threads{suffix}")
+                set_threads = getattr(library, f"scipy_openblas_set_num_threads{suffix}")
             except AttributeError:
                 continue
-    return {}
+            get_threads.argtypes, get_threads.restype = [], ctypes.c_int
+            set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
+            return routines, (get_threads, set_threads)
+    return {}, ()
 
 
 def _bind(library, letter, suffix, integer, scalar):

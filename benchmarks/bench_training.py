@@ -119,7 +119,7 @@ def loop_sizes(device_type, batch, quick):
         return (3, 2, 1) if batch <= 64 else (1, 2, 1)
     if device_type == "cuda":
         return (100, 15, 5) if batch <= 64 else (20, 9, 3)
-    return (50, 9, 5) if batch <= 64 else (3, 7, 2)
+    return (50, 9, 5) if batch <= 64 else (5, 9, 2)
 
 
 # ----- table ------------------------------------------------------------------------------------------------------

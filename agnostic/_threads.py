@@ -1,0 +1,34 @@
+"""``set_num_threads`` / ``get_num_threads``: the threads of CPU ops, as in PyTorch. On the CPU they are BLAS's
+(matmul, and the bias adds and optimizer updates that go through it); NumPy's ufuncs run on one."""
+
+import numbers
+import os
+import warnings
+
+from . import _host_blas
+
+_requested = {}  # "count": the count asked for, where BLAS could not be told
+
+
+def get_num_threads():
+    """The number of threads CPU ops use."""
+    count = _host_blas.blas_threads()
+    if count is not None:
+        return count
+    return _requested.get("count") or os.cpu_count() or 1
+
+
+def set_num_threads(count):
+    """Use ``count`` threads for CPU ops (BLAS's): ``set_num_threads(1)`` in each of several processes keeps them
+    from competing for the cores, as PyTorch's DataLoader workers do."""
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(count).__name__}")
+    count = int(count)
+    if count < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    if _host_blas.set_blas_threads(count):
+        return
+    _requested["count"] = count
+    warnings.warn("set_num_threads: NumPy's BLAS is not the OpenBLAS its wheels bundle, so its thread count can't "
+                  "be changed from Python; set OMP_NUM_THREADS (or OPENBLAS_NUM_THREADS / MKL_NUM_THREADS) before "
+                  "starting Python instead", RuntimeWarning, stacklevel=2)
