@@ -21,8 +21,8 @@ _ROW_MAJOR = 101
 _CTYPES = {numpy.dtype(numpy.float32): ctypes.c_float, numpy.dtype(numpy.float64): ctypes.c_double}
 _LETTERS = {numpy.dtype(numpy.float32): "s", numpy.dtype(numpy.float64): "d"}
 
-_routines = None  # dtype -> (axpy, ger), once looked up; {} when unavailable
-_thread_calls = None  # (get, set) of OpenBLAS's thread count, once looked up; () when unavailable
+_routines = None  # dtype -> (axpy, ger); {} when unavailable; None until looked up, with _thread_calls
+_thread_calls = ()  # (get, set) of OpenBLAS's thread count, or () when unavailable
 _ones = {}  # dtype -> a vector of ones, as long as the most rows seen
 _lock = threading.Lock()
 
@@ -44,7 +44,7 @@ def add_row(array, row):
     """``array += row`` (``row`` added along the last axis of a C-contiguous array) through BLAS's rank-one update,
     when it applies; False when not done. Exact: each element gets ``1 * 1 * row[j]`` added."""
     routines = _usable(array, 1)
-    if routines is None or array.ndim == 0 or type(row) is not numpy.ndarray or row.dtype != array.dtype \
+    if routines is None or type(row) is not numpy.ndarray or row.dtype != array.dtype \
             or row.shape != array.shape[-1:] or not row.flags.c_contiguous or numpy.may_share_memory(row, array):
         return False
     columns = array.shape[-1]
@@ -64,16 +64,18 @@ def ones(count, dtype):
 
 def blas_threads():
     """OpenBLAS's thread count, or None where it can't be asked."""
-    calls = _thread_calls if _thread_calls is not None else _load()[1]
-    return int(calls[0]()) if calls else None
+    if _routines is None:
+        _load()
+    return int(_thread_calls[0]()) if _thread_calls else None
 
 
 def set_blas_threads(count):
     """Tell OpenBLAS to use ``count`` threads; False where it can't be told."""
-    calls = _thread_calls if _thread_calls is not None else _load()[1]
-    if not calls:
+    if _routines is None:
+        _load()
+    if not _thread_calls:
         return False
-    calls[1](count)
+    _thread_calls[1](count)
     return True
 
 
@@ -83,18 +85,18 @@ def _usable(y, alpha):
     if type(y) is not numpy.ndarray or y.size < MIN_ELEMENTS or alpha == 0 or not y.flags.c_contiguous \
             or not y.flags.writeable:
         return None
-    routines = _routines if _routines is not None else _load()[0]
+    routines = _routines if _routines is not None else _load()
     return routines.get(y.dtype)
 
 
 def _load():
+    """Look the library up (once); returns the routines by dtype."""
     global _routines, _thread_calls
     with _lock:
-        if _routines is None or _thread_calls is None:
-            routines, thread_calls = _find_library()
-            _routines = routines if _routines is None else _routines
-            _thread_calls = thread_calls if _thread_calls is None else _thread_calls
-    return _routines, _thread_calls
+        if _routines is None:
+            routines, _thread_calls = _find_library()
+            _routines = routines  # last: a thread that sees it set sees _thread_calls too
+    return _routines
 
 
 def _find_library():

@@ -7,7 +7,7 @@ import warnings
 
 from . import _host_blas
 
-_requested = {}  # "count": the count asked for, where BLAS could not be told
+_requested = None  # the count asked for, where BLAS could not be told
 
 
 def get_num_threads():
@@ -15,7 +15,7 @@ def get_num_threads():
     count = _host_blas.blas_threads()
     if count is not None:
         return count
-    return _requested.get("count") or os.cpu_count() or 1
+    return _requested or os.cpu_count() or 1
 
 
 def set_num_threads(count):
@@ -26,9 +26,10 @@ def set_num_threads(count):
     count = int(count)
     if count < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
+    global _requested
     if _host_blas.set_blas_threads(count):
         return
-    _requested["count"] = count
+    _requested = count
     warnings.warn("set_num_threads: NumPy's BLAS is not the OpenBLAS its wheels bundle, so its thread count can't "
                   "be changed from Python; set OMP_NUM_THREADS (or OPENBLAS_NUM_THREADS / MKL_NUM_THREADS) before "
                   "starting Python instead", RuntimeWarning, stacklevel=2)

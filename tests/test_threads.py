@@ -49,8 +49,9 @@ def test_set_num_threads_refuses_what_pytorch_refuses(value, message, restore_th
 
 
 def test_without_a_blas_to_tell_the_count_is_kept_and_a_warning_says_how(monkeypatch):
+    _host_blas.blas_threads()  # looked up first, so that the patch below stays
     monkeypatch.setattr(_host_blas, "_thread_calls", ())
-    monkeypatch.setattr(_threads, "_requested", {})
+    monkeypatch.setattr(_threads, "_requested", None)
     with pytest.warns(RuntimeWarning, match="OMP_NUM_THREADS"):
         agnostic.set_num_threads(3)
     assert agnostic.get_num_threads() == 3

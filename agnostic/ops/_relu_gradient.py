@@ -1,5 +1,6 @@
 """The gradient of relu, ``grad where input > 0 else 0``, without recording: one CuPy kernel on CUDA; on the CPU,
-bit masking into a reused buffer (``numpy.where`` is several times slower on a mask as unpredictable as a ReLU's)."""
+bit masking into a reused buffer, a cache-sized block at a time (``numpy.where`` is several times slower on a mask
+as unpredictable as a ReLU's)."""
 
 import numpy
 

@@ -130,7 +130,11 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         count = math.prod(array.shape[a] for a in _reduced(axes, array.ndim))
         deviations = array - array.mean(axis=axes, keepdims=True)
         squared = (deviations * deviations.conj()).real if result.is_complex else deviations * deviations
-        out = squared.sum(axis=axes, keepdims=keepdim) / builtins.max(count - correction, 0)
+        total = squared.sum(axis=axes, keepdims=keepdim)
+        out = total / builtins.max(count - correction, 0)
+        if count <= correction:  # x / 0: inf where values differ, also when their tiny squares underflow (PyTorch)
+            spread = (deviations != 0).any(axis=axes, keepdims=keepdim)
+            out = _backend.namespace(device).where((total == 0) & spread, numpy.inf, out).astype(out.dtype)
     return finish(out, result.to_real(), device)
 
 

@@ -138,7 +138,7 @@ def _add_scaled(xp, y, alpha, x, tmp):
     """``y += alpha * x``: one BLAS axpy on BLAS's threads for a large host array, else a product in ``tmp`` (which
     may be ``x``) and a sum."""
     if not _host_blas.axpy(alpha, x, y):
-        y += xp.multiply(x, alpha, out=tmp)
+        y += x if alpha == 1 else xp.multiply(x, alpha, out=tmp)
 
 
 def _lerp(xp, start, end, weight, one_minus_weight, tmp):
@@ -169,10 +169,7 @@ def _sgd_host(xp, arrays, s, scratch):
             xp.copyto(buf, g)
         else:
             buf *= s.momentum
-            if s.one_minus_dampening != 1:
-                _add_scaled(xp, buf, s.one_minus_dampening, g, scratch(1))
-            elif not _host_blas.axpy(1, g, buf):
-                buf += g
+            _add_scaled(xp, buf, s.one_minus_dampening, g, scratch(1))
         if s.nesterov:
             g = xp.add(g, xp.multiply(buf, s.momentum, out=scratch(1)), out=scratch(0))
         else:

@@ -209,6 +209,17 @@ def test_var_std(function, name, correction, data):
     check_tensor(on_all_devices(call, a, atol=atol), cast(variance, result), result, atol=atol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_var_without_degrees_of_freedom_is_inf_where_values_differ(device, dtype):
+    """``correction >= count`` divides by zero: inf where the values differ (PyTorch), even when the squared
+    deviations underflow (the smallest normal float32 found this), nan where they are all equal or nan."""
+    rows = np.array([[0, 1.1754944e-38], [2, 2], [np.nan, 1], [5, -5]], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = agnostic.tensor(rows, device=device).var(1, correction=2)
+    np.testing.assert_array_equal(result.cpu().numpy(), np.array([np.inf, np.nan, np.nan, np.inf], dtype))
+
+
 # ----- max, min, argmax, argmin -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", INTS + FLOATS + COMPLEX)
 @pytest.mark.parametrize("function", ["max", "min"])

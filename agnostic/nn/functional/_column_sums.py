@@ -52,4 +52,3 @@ def _kernel(cupy, dtype):
         module = cupy.RawModule(code=_SOURCE, options=("-std=c++14",), name_expressions=[name])
         _kernels[name] = module.get_function(name)
     return _kernels[name]
-

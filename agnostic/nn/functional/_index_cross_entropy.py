@@ -17,8 +17,8 @@ _ROWS_PER_BLOCK = 8  # one warp per row
 _WARPS = 32  # of the one block that takes up to _ONE_BLOCK_ROWS rows
 _ONE_BLOCK_ROWS = 16384
 _TOTAL_THREADS = 256
-_FEW_CLASSES, _MANY_ROWS = 32, 256  # for up to this many classes and at least this many rows, the CPU reduces
-# a row's classes column by column
+_FEW_CLASSES = 32  # with at most this many classes and at least _MANY_ROWS rows, the CPU reduces column by column
+_MANY_ROWS = 256
 _kernels = {}
 
 
