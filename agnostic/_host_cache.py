@@ -63,4 +63,3 @@ def apply(ufunc, *operands):
     dtype = ufunc(*probes).dtype  # the very dtype rule of the full call (weak Python scalars included)
     shape = numpy.broadcast_shapes(*(operand.shape for operand in operands if type(operand) is numpy.ndarray))
     return ufunc(*operands, out=empty(shape, dtype))
-
