@@ -23,6 +23,7 @@ _LETTERS = {numpy.dtype(numpy.float32): "s", numpy.dtype(numpy.float64): "d"}
 
 _routines = None  # dtype -> (axpy, ger); {} when unavailable; None until looked up, with _thread_calls
 _thread_calls = ()  # (get, set) of OpenBLAS's thread count, or () when unavailable
+_dispatcher = ()  # addresses of OpenBLAS's level-1 task dispatcher and of its thread-count getter, or ()
 _ones = {}  # dtype -> a vector of ones, as long as the most rows seen
 _lock = threading.Lock()
 
@@ -79,6 +80,14 @@ def set_blas_threads(count):
     return True
 
 
+def thread_dispatcher():
+    """``(dispatcher, thread_count)``: the addresses of OpenBLAS's ``blas_level1_thread_with_return_value`` (which
+    splits a task across its threads) and of its thread-count getter, for ``_host_kernels``; () where unavailable."""
+    if _routines is None:
+        _load()
+    return _dispatcher
+
+
 def _usable(y, alpha):
     """The routines for ``y``'s dtype when ``y`` is a large, writeable, C-contiguous float array and ``alpha`` is
     nonzero; else None."""
@@ -91,22 +100,22 @@ def _usable(y, alpha):
 
 def _load():
     """Look the library up (once); returns the routines by dtype."""
-    global _routines, _thread_calls
+    global _routines, _thread_calls, _dispatcher
     with _lock:
         if _routines is None:
-            routines, _thread_calls = _find_library()
-            _routines = routines  # last: a thread that sees it set sees _thread_calls too
+            routines, _thread_calls, _dispatcher = _find_library()
+            _routines = routines  # last: a thread that sees it set sees the others too
     return _routines
 
 
 def _find_library():
-    """``(routines by dtype, (get_threads, set_threads))``, or ``({}, ())``."""
+    """``(routines by dtype, (get_threads, set_threads), dispatcher addresses)``, or ``({}, (), ())``."""
     try:
         blas = numpy.__config__.CONFIG["Build Dependencies"]["blas"]
     except (AttributeError, KeyError, TypeError):
-        return {}, ()
+        return {}, (), ()
     if blas.get("name") != "scipy-openblas":
-        return {}, ()
+        return {}, (), ()
     package = os.path.dirname(numpy.__file__)
     files = [path for folder in (os.path.join(os.path.dirname(package), "numpy.libs"), os.path.join(package, ".dylibs"))
              for path in sorted(glob.glob(os.path.join(folder, "*scipy_openblas*")))]
@@ -125,8 +134,11 @@ def _find_library():
                 continue
             get_threads.argtypes, get_threads.restype = [], ctypes.c_int
             set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
-            return routines, (get_threads, set_threads)
-    return {}, ()
+            dispatcher = getattr(library, "blas_level1_thread_with_return_value", None)
+            addresses = () if dispatcher is None else tuple(
+                ctypes.cast(function, ctypes.c_void_p).value for function in (dispatcher, get_threads))
+            return routines, (get_threads, set_threads), addresses
+    return {}, (), ()
 
 
 def _bind(library, letter, suffix, integer, scalar):

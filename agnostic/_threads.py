@@ -1,5 +1,6 @@
-"""``set_num_threads`` / ``get_num_threads``: the threads of CPU ops, as in PyTorch. On the CPU they are BLAS's
-(matmul, and the bias adds and optimizer updates that go through it); NumPy's ufuncs run on one."""
+"""``set_num_threads`` / ``get_num_threads``: the threads of CPU ops, as in PyTorch. On the CPU they are BLAS's:
+matmul, the bias adds and optimizer updates that go through it, and the ReLU and Adam kernels that run on its threads
+(``_host_kernels``); NumPy's ufuncs run on one."""
 
 import numbers
 import os

@@ -1,10 +1,10 @@
 """The gradient of relu, ``grad where input > 0 else 0``, without recording: one CuPy kernel on CUDA; on the CPU,
-bit masking into a reused buffer, a cache-sized block at a time (``numpy.where`` is several times slower on a mask
-as unpredictable as a ReLU's)."""
+the threaded C kernel (``_host_kernels``) for large arrays, else bit masking into a reused buffer, a cache-sized
+block at a time (``numpy.where`` is several times slower on a mask as unpredictable as a ReLU's)."""
 
 import numpy
 
-from .. import _backend, _host_cache
+from .. import _backend, _host_cache, _host_kernels
 from .._device import CPU
 from .._tensor import wrap
 
@@ -29,8 +29,10 @@ def relu_gradient(grad, input):
 
 
 def _host(grad, input):
-    integers = numpy.dtype(f"i{grad.dtype.itemsize}")
     out = _host_cache.empty(grad.shape, grad.dtype)
+    if _host_kernels.relu_gradient(grad, input, out):
+        return out
+    integers = numpy.dtype(f"i{grad.dtype.itemsize}")
     if input.size <= _BLOCK:
         _masked_bits(input, grad.view(integers), out.view(integers))
         return out

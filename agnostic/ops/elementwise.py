@@ -9,7 +9,7 @@ import math
 
 import numpy
 
-from .. import _backend, _dtypes, _host_cache
+from .. import _backend, _dtypes, _host_cache, _host_kernels
 from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, _check_writable, wrap
 from ._dispatch import as_operand, call, check_same_device, finish, operand_array, result_dtype
@@ -432,7 +432,10 @@ def _relu(xp, x):
 
 
 def _large_relu(x):
-    return _host_cache.apply(numpy.maximum, x, x.dtype.type(0))
+    out = _host_cache.empty(x.shape, x.dtype)
+    if _host_kernels.relu(x, out):
+        return out
+    return numpy.maximum(x, x.dtype.type(0), out=out)
 
 
 def _rounding(backend_name):

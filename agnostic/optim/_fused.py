@@ -5,7 +5,8 @@ operations: a per-element CUDA C body, and a NumPy/CuPy version built from ``out
 On CUDA, every contiguous parameter of one dtype is updated by a single launch of the multi-tensor kernel: a table
 of pointers, sizes and (tensor, chunk) pairs, one pair per thread block, as PyTorch's ``multi_tensor_apply``.
 Everything else (the CPU, strided tensors, other dtypes, ``foreach=False``) takes the ufunc path, per tensor; on
-the CPU its ``y += a * x`` steps on large arrays are BLAS axpy calls (``_host_blas``), run on BLAS's threads.
+the CPU its ``y += a * x`` steps on large arrays are BLAS axpy calls (``_host_blas``), run on BLAS's threads, and
+Adam's whole update on a contiguous float32/float64 tensor is one threaded C pass (``_host_kernels``).
 Half-precision tensors are computed in float32 on both paths and rounded once when stored.
 """
 
@@ -13,7 +14,7 @@ import math
 
 import numpy
 
-from .. import _backend, _host_blas, _host_cache
+from .. import _backend, _host_blas, _host_cache, _host_kernels
 from .._device import Device
 
 CHUNK = 4096  # elements per thread block
@@ -178,6 +179,8 @@ def _sgd_host(xp, arrays, s, scratch):
 
 
 def _adam_host(xp, arrays, s, scratch):
+    if xp is numpy and _host_kernels.adam(arrays, s):
+        return  # the same operations, one threaded pass
     p, g, exp_avg, exp_avg_sq, max_exp_avg_sq = arrays
     if s.weight_decay != 0 and s.decoupled:
         p *= s.decay
