@@ -1,7 +1,7 @@
 /* ReLU, its gradient and Adam's update over CPU arrays, on the threads of NumPy's OpenBLAS.
  *
- * NumPy's ufuncs run on one core, one operation per pass; PyTorch runs these passes fused, on the threads of its
- * matrix products. agnostic/_host_kernels.py calls the exported functions through ctypes (which releases the GIL)
+ * NumPy's ufuncs run on one core, one operation per pass; PyTorch runs these passes on the threads of its matrix
+ * products. agnostic/_host_kernels.py calls the exported functions through ctypes (which releases the GIL)
  * for contiguous float32/float64 arrays, and uses NumPy where this library was not built. The results are NumPy's:
  * ReLU is a comparison and a choice per element, and Adam does NumPy's operations in NumPy's order, in the
  * parameter's dtype, with no fused multiply-adds (built with -ffp-contract=off).
