@@ -23,6 +23,7 @@ MIN_ELEMENTS = 1 << 15  # ReLU below this: one NumPy call is as fast as a C call
 _DOUBLE = {numpy.dtype(numpy.float32): 0, numpy.dtype(numpy.float64): 1}
 _ADAM_SCALARS = ("weight_decay", "decay", "one_minus_beta1", "beta1_complement", "beta2", "one_minus_beta2",
                  "bias_correction2_sqrt", "eps", "neg_step_size")  # the order of the C enum adam_scalar
+_ADAM_FLAGS = {"maximize": 1, "decoupled": 2, "amsgrad": 4}  # the C enum adam_flag
 
 _library = None  # the loaded library; False when unavailable; None until looked up
 _lock = threading.Lock()
@@ -53,12 +54,12 @@ def adam(arrays, s):
     param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq = arrays
     written = (param, exp_avg, exp_avg_sq) if max_exp_avg_sq is None else (param, exp_avg, exp_avg_sq, max_exp_avg_sq)
     library = _usable(param, *written[1:], grad, minimum=1)
+    every = written + (grad,)
     if library is None or not all(a.flags.writeable for a in written) \
-            or any(numpy.may_share_memory(a, b) for i, a in enumerate(written) for b in written[i + 1:]) \
-            or any(numpy.may_share_memory(grad, a) for a in written):
+            or any(numpy.may_share_memory(a, b) for i, a in enumerate(every) for b in every[i + 1:]):
         return False
     scalars = (ctypes.c_double * len(_ADAM_SCALARS))(*(float(getattr(s, name)) for name in _ADAM_SCALARS))
-    flags = (1 if s.maximize else 0) | (2 if s.decoupled else 0) | (4 if s.amsgrad else 0)
+    flags = sum(bit for name, bit in _ADAM_FLAGS.items() if getattr(s, name))
     library.agnostic_adam(_DOUBLE[param.dtype], param.ctypes.data, grad.ctypes.data, exp_avg.ctypes.data,
                           exp_avg_sq.ctypes.data, None if max_exp_avg_sq is None else max_exp_avg_sq.ctypes.data,
                           param.size, scalars, flags)
