@@ -7,9 +7,9 @@ import numpy
 from .. import _backend, _host_cache, _host_kernels
 from .._device import CPU
 from .._tensor import wrap
+from .._backends import cuda_kernels
 
 _FLOATS = frozenset(numpy.dtype(name) for name in ("float16", "float32", "float64"))
-_kernel = []
 _BLOCK = 1 << 16  # elements per CPU block
 
 
@@ -25,7 +25,7 @@ def relu_gradient(grad, input):
     if device is CPU:
         return wrap(_host(grad._data, input._data), CPU)
     with _backend.on(device):
-        return wrap(_device_kernel()(input._data, grad._data), device)
+        return wrap(cuda_kernels.kernel("agnostic_relu_gradient")(input._data, grad._data), device)
 
 
 def _host(grad, input):
@@ -49,10 +49,3 @@ def _masked_bits(positive, grad_bits, out_bits):
     elsewhere, then those bits of the gradient."""
     numpy.subtract(0, numpy.greater(positive, 0), out=out_bits, dtype=out_bits.dtype)
     numpy.bitwise_and(out_bits, grad_bits, out=out_bits)
-
-
-def _device_kernel():
-    if not _kernel:
-        _kernel.append(_backend.require_cupy().ElementwiseKernel(
-            "T x, T g", "T y", "y = x > (T)0 ? g : (T)0", "agnostic_relu_gradient"))
-    return _kernel[0]

@@ -1,7 +1,8 @@
 """Optimizer updates over lists of arrays: one multi-tensor CUDA kernel per bucket, in-place ufuncs elsewhere.
 
 Each algorithm (``SGD``, ``ADAM``, ``RMSPROP``) is written twice from the same formulas, in the same order of
-operations: a per-element CUDA C body, and a NumPy/CuPy version built from ``out=`` ufuncs and two scratch buffers.
+operations: a per-element CUDA C body (with every CUDA kernel, in ``agnostic/_backends/cuda_kernels.py``), and here a
+NumPy/CuPy version built from ``out=`` ufuncs and two scratch buffers.
 On CUDA, every contiguous parameter of one dtype is updated by a single launch of the multi-tensor kernel: a table
 of pointers, sizes and (tensor, chunk) pairs, one pair per thread block, as PyTorch's ``multi_tensor_apply``.
 Everything else (the CPU, strided tensors, other dtypes, ``foreach=False``) takes the ufunc path, per tensor; on
@@ -16,25 +17,27 @@ import numpy
 
 from .. import _backend, _host_blas, _host_cache, _host_kernels
 from .._device import Device
+from .._backends import cuda_kernels
 
-CHUNK = 4096  # elements per thread block
+CHUNK = cuda_kernels.MULTI_TENSOR_CHUNK  # elements per thread block, as the kernel's source has it
 THREADS = 256
-_KERNEL_DTYPES = {  # parameter dtype -> the kernel's storage and compute types, and the compute type's NumPy scalar
-    "float16": ("unsigned short", "float", numpy.float32),
-    "float32": ("float", "float", numpy.float32),
-    "float64": ("double", "double", numpy.float64),
+_KERNEL_COMPUTE = {  # parameter dtype (not its .name, built on every access) -> the kernel's compute type C in NumPy
+    numpy.dtype(numpy.float16): numpy.float32,
+    numpy.dtype(numpy.float32): numpy.float32,
+    numpy.dtype(numpy.float64): numpy.float64,
 }
-_KERNEL_COMPUTE = {numpy.dtype(name): types[2] for name, types in _KERNEL_DTYPES.items()}  # by dtype: no .name
 _LOW_PRECISION = ("float16", "bfloat16")
 
 
 class Update:
     """One algorithm: the names of its array lists (``param`` and ``grad`` first), of its scalar arguments (compute
-    dtype) and flags (int), the CUDA body and the ufunc version ``host(xp, arrays, s, scratch)``."""
+    dtype) and flags (int), as its CUDA kernel declares them, the kernel's name, and the ufunc version
+    ``host(xp, arrays, s, scratch)``."""
 
-    def __init__(self, name, lists, scalars, flags, body, host):
-        self.name, self.lists, self.scalars, self.flags = name, lists, scalars, flags
-        self.body, self.host = body, host
+    def __init__(self, name, host):
+        signature = cuda_kernels.MULTI_TENSOR_UPDATES[name]
+        self.name, self.lists, self.scalars, self.flags = name, signature.lists, signature.scalars, signature.flags
+        self.kernel_name, self.host = f"agnostic_{name}", host
 
 
 class _Scalars:
@@ -221,47 +224,6 @@ def _rmsprop_host(xp, arrays, s, scratch):
 
 
 # ----- the CUDA path ----------------------------------------------------------------------------------------------
-_SOURCE = r"""
-{include}
-typedef {storage} T;
-typedef {compute} C;
-__device__ __forceinline__ C ld(const T* a, long long i) {{ return {load}; }}
-__device__ __forceinline__ void st(T* a, long long i, C v) {{ a[i] = {store}; }}
-__device__ __forceinline__ float sqrt_(float x) {{ return sqrtf(x); }}
-__device__ __forceinline__ double sqrt_(double x) {{ return sqrt(x); }}
-__device__ __forceinline__ C lerp_(C start, C end, C w, C one_minus_w) {{
-    return (w < (C)0.5 && w > (C)-0.5) ? start + w * (end - start) : end - (end - start) * one_minus_w;
-}}
-extern "C" __global__ void {name}(const long long* table, const int n_tensors, const int n_blocks{parameters}) {{
-    const long long n = (long long)n_tensors;
-    const long long* sizes = table + {list_count} * n;
-    const long long* block_tensor = sizes + n;
-    const long long* block_start = block_tensor + n_blocks;
-    const long long t = block_tensor[blockIdx.x];
-    const long long start = block_start[blockIdx.x];
-    const long long stop = start + {chunk} < sizes[t] ? start + {chunk} : sizes[t];
-{pointers}
-    for (long long i = start + threadIdx.x; i < stop; i += blockDim.x) {{
-{body}
-    }}
-}}
-"""
-
-# float16 converts with the PTX instructions cuda_fp16.h uses, so that the kernel needs no header at all
-_HALF = r"""
-__device__ __forceinline__ float half_to_float(unsigned short h) {
-    float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
-}
-__device__ __forceinline__ unsigned short float_to_half(float f) {
-    unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
-}
-"""
-_STORAGE = {
-    "unsigned short": (_HALF, "half_to_float(a[i])", "float_to_half(v)"),
-    "float": ("", "a[i]", "v"),
-    "double": ("", "a[i]", "v"),
-}
-_kernels = {}
 _tables = {}  # recent pointer tables already on the device, by content
 _host_tables = {}  # recent pointer tables, by their tensors' pointers and sizes
 _TABLES_KEPT = 32
@@ -269,26 +231,7 @@ _TABLES_KEPT = 32
 
 def kernel_source(update, dtype_name):
     """The CUDA C source of ``update``'s multi-tensor kernel for parameters of ``dtype_name``."""
-    storage, compute, _ = _KERNEL_DTYPES[dtype_name]
-    include, load, store = _STORAGE[storage]
-    parameters = "".join(f", const C {name}" for name in update.scalars)
-    parameters += "".join(f", const int {name}" for name in update.flags)
-    pointers = "\n".join(f"    T* const {name} = (T*)table[{index} * n + t];"
-                         for index, name in enumerate(update.lists))
-    body = "\n".join("        " + line for line in update.body.strip().splitlines())
-    return _SOURCE.format(include=include, storage=storage, compute=compute, load=load, store=store,
-                          name=f"agnostic_{update.name}_{dtype_name}", parameters=parameters,
-                          list_count=len(update.lists), chunk=f"{CHUNK}LL", pointers=pointers, body=body)
-
-
-def _kernel(update, dtype):
-    key = (update.name, dtype)
-    found = _kernels.get(key)
-    if found is None:
-        cupy = _backend.require_cupy()
-        found = _kernels[key] = cupy.RawKernel(kernel_source(update, dtype.name),
-                                               f"agnostic_{update.name}_{dtype.name}")
-    return found
+    return cuda_kernels.declaration(update.kernel_name, numpy.dtype(dtype_name)).source
 
 
 def launch_table(lists):
@@ -341,78 +284,11 @@ def launch_arguments(update, dtype, tasks, scalars, flags):
 def _launch(update, device, dtype, tasks, scalars, flags):
     host_table, blocks, arguments = launch_arguments(update, dtype, tasks, scalars, flags)
     if blocks:
-        _kernel(update, dtype)((blocks,), (THREADS,), (_device_table(host_table, device), *arguments))
+        cuda_kernels.kernel(update.kernel_name, dtype)(
+            (blocks,), (THREADS,), (_device_table(host_table, device), *arguments))
 
 
 # ----- the algorithms -------------------------------------------------------------------------------------------
-_DECAYED_GRAD = """
-C g = ld(grad, i);
-if (maximize) g = -g;
-C p = ld(param, i);
-if (weight_decay != (C)0) g = g + p * weight_decay;
-"""
-
-SGD = Update(
-    "sgd", ("param", "grad", "momentum_buffer"),
-    ("weight_decay", "momentum", "one_minus_dampening", "neg_lr"), ("maximize", "nesterov", "first"),
-    _DECAYED_GRAD + """
-if (momentum != (C)0) {
-    C b = g;
-    if (!first) b = ld(momentum_buffer, i) * momentum + g * one_minus_dampening;
-    st(momentum_buffer, i, b);
-    g = nesterov ? g + b * momentum : b;
-}
-st(param, i, p + g * neg_lr);
-""", _sgd_host)
-
-ADAM = Update(
-    "adam", ("param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"),
-    ("weight_decay", "decay", "one_minus_beta1", "beta1_complement", "beta2", "one_minus_beta2",
-     "bias_correction2_sqrt", "eps", "neg_step_size"),
-    ("maximize", "decoupled", "amsgrad"),
-    """
-C g = ld(grad, i);
-if (maximize) g = -g;
-C p = ld(param, i);
-if (weight_decay != (C)0) {
-    if (decoupled) p = p * decay;
-    else g = g + p * weight_decay;
-}
-C m = lerp_(ld(exp_avg, i), g, one_minus_beta1, beta1_complement);
-C v = ld(exp_avg_sq, i) * beta2 + (g * g) * one_minus_beta2;
-st(exp_avg, i, m);
-st(exp_avg_sq, i, v);
-if (amsgrad) {
-    C v_max = ld(max_exp_avg_sq, i);
-    v_max = (v_max != v_max || v_max > v) ? v_max : v;
-    st(max_exp_avg_sq, i, v_max);
-    v = v_max;
-}
-C denom = sqrt_(v) / bias_correction2_sqrt + eps;
-st(param, i, p + (m / denom) * neg_step_size);
-""", _adam_host)
-
-RMSPROP = Update(
-    "rmsprop", ("param", "grad", "square_avg", "momentum_buffer", "grad_avg"),
-    ("weight_decay", "alpha", "one_minus_alpha", "alpha_complement", "eps", "momentum", "neg_lr"),
-    ("maximize", "centered"),
-    _DECAYED_GRAD + """
-C sq = ld(square_avg, i) * alpha + (g * g) * one_minus_alpha;
-st(square_avg, i, sq);
-C avg;
-if (centered) {
-    C ga = lerp_(ld(grad_avg, i), g, one_minus_alpha, alpha_complement);
-    st(grad_avg, i, ga);
-    avg = sqrt_(sq - ga * ga);
-} else {
-    avg = sqrt_(sq);
-}
-avg = avg + eps;
-if (momentum > (C)0) {
-    C b = ld(momentum_buffer, i) * momentum + g / avg;
-    st(momentum_buffer, i, b);
-    st(param, i, p + b * neg_lr);
-} else {
-    st(param, i, p + (g / avg) * neg_lr);
-}
-""", _rmsprop_host)
+SGD = Update("sgd", _sgd_host)
+ADAM = Update("adam", _adam_host)
+RMSPROP = Update("rmsprop", _rmsprop_host)

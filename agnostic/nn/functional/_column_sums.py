@@ -5,32 +5,14 @@ CPU, ``ones @ rows``: BLAS's matrix-vector product runs on its threads, where Nu
 import numpy
 
 from ... import _backend, _host_blas
+from ..._backends import cuda_kernels
 
-_SOURCE = r"""
-template <typename T>
-__global__ void agnostic_column_sums(const T* rows, T* out, long long n_rows, long long n_cols) {
-    __shared__ T partial[32][33];
-    long long col = (long long)blockIdx.x * 32 + threadIdx.x;
-    T total = 0;
-    if (col < n_cols) {
-        for (long long row = threadIdx.y; row < n_rows; row += 32) total += rows[row * n_cols + col];
-    }
-    partial[threadIdx.y][threadIdx.x] = total;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < n_cols) {
-        T sum = 0;
-        for (int i = 0; i < 32; ++i) sum += partial[i][threadIdx.x];
-        out[col] = sum;
-    }
-}
-"""
-_TYPES = {numpy.dtype(numpy.float32): "float", numpy.dtype(numpy.float64): "double"}
-_kernels = {}
+_FLOATS = frozenset((numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)))
 
 
 def supports(array):
     """A 2-D, C-contiguous float32/float64 array (NumPy or CuPy)."""
-    return array.ndim == 2 and array.dtype in _TYPES and array.flags.c_contiguous
+    return array.ndim == 2 and array.dtype in _FLOATS and array.flags.c_contiguous
 
 
 def column_sums(array):
@@ -41,14 +23,6 @@ def column_sums(array):
     n_rows, n_cols = array.shape
     out = cupy.empty(n_cols, array.dtype)
     if n_cols:
-        _kernel(cupy, array.dtype)(((n_cols + 31) // 32,), (32, 32),
-                                   (array, out, numpy.int64(n_rows), numpy.int64(n_cols)))
+        cuda_kernels.kernel("agnostic_column_sums", array.dtype)(
+            ((n_cols + 31) // 32,), (32, 32), (array, out, numpy.int64(n_rows), numpy.int64(n_cols)))
     return out
-
-
-def _kernel(cupy, dtype):
-    name = f"agnostic_column_sums<{_TYPES[dtype]}>"
-    if name not in _kernels:
-        module = cupy.RawModule(code=_SOURCE, options=("-std=c++14",), name_expressions=[name])
-        _kernels[name] = module.get_function(name)
-    return _kernels[name]

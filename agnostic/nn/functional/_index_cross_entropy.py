@@ -12,14 +12,14 @@ from ... import _backend
 from ..._device import CPU
 from ..._tensor import wrap
 from ...autograd import Function, is_grad_enabled
+from ..._backends import cuda_kernels
 
 _ROWS_PER_BLOCK = 8  # one warp per row
 _WARPS = 32  # of the one block that takes up to _ONE_BLOCK_ROWS rows
 _ONE_BLOCK_ROWS = 16384
-_TOTAL_THREADS = 256
+_TOTAL_THREADS = cuda_kernels.CROSS_ENTROPY_TOTAL_THREADS  # the adding kernel's: its shared arrays fit them
 _FEW_CLASSES = 32  # with at most this many classes and at least _MANY_ROWS rows, the CPU reduces column by column
 _MANY_ROWS = 256
-_kernels = {}
 
 
 def supports(input, target, weight, label_smoothing, reduction):
@@ -69,8 +69,9 @@ class IndexCrossEntropy(Function):
                     gradient[numpy.arange(len(labels)), numpy.where(kept, labels, 0)] -= 1
                     gradient *= (kept * weight)[:, None]
             else:
-                gradient = _gradient_kernel()(logits, labels[:, None], log_sum_exp[:, None], scale, count,
-                                              logits.shape[1], ctx.ignore_index, int(ctx.mean))
+                gradient = cuda_kernels.kernel("agnostic_cross_entropy_backward")(
+                    logits, labels[:, None], log_sum_exp[:, None], scale, count, logits.shape[1], ctx.ignore_index,
+                    int(ctx.mean))
         return wrap(gradient, device), None, None, None
 
 
@@ -118,18 +119,20 @@ def _device_forward(logits, labels, ignore_index, mean):
     rows, classes = logits.shape
     logits = cupy.ascontiguousarray(logits)
     labels = cupy.ascontiguousarray(labels)
-    block_kernel, rows_kernel, total_kernel = _forward_kernels(logits.dtype)
     log_sum_exp = cupy.empty(rows, logits.dtype)
     totals = cupy.empty(3, logits.dtype)  # the loss, the kept count, whether any label is out of bounds
     shape = (numpy.int64(rows), numpy.int64(classes), numpy.int64(ignore_index))
     if rows <= _ONE_BLOCK_ROWS:
-        block_kernel((1,), (32 * _WARPS,), (logits, labels) + shape + (numpy.int32(mean), log_sum_exp, totals))
+        cuda_kernels.kernel("agnostic_cross_entropy_block", logits.dtype)(
+            (1,), (32 * _WARPS,), (logits, labels) + shape + (numpy.int32(mean), log_sum_exp, totals))
     else:
         losses = cupy.empty(rows, logits.dtype)
         flags = cupy.empty(rows, numpy.int32)
         blocks = (rows + _ROWS_PER_BLOCK - 1) // _ROWS_PER_BLOCK
-        rows_kernel((blocks,), (32 * _ROWS_PER_BLOCK,), (logits, labels) + shape + (log_sum_exp, losses, flags))
-        total_kernel((1,), (_TOTAL_THREADS,), (losses, flags, numpy.int64(rows), numpy.int32(mean), totals))
+        cuda_kernels.kernel("agnostic_cross_entropy_rows", logits.dtype)(
+            (blocks,), (32 * _ROWS_PER_BLOCK,), (logits, labels) + shape + (log_sum_exp, losses, flags))
+        cuda_kernels.kernel("agnostic_cross_entropy_total", logits.dtype)(
+            (1,), (_TOTAL_THREADS,), (losses, flags, numpy.int64(rows), numpy.int32(mean), totals))
     bad = bool(totals[2].get())  # the one read-back: PyTorch's target check
     return totals[0], log_sum_exp, totals[1], bad
 
@@ -151,133 +154,3 @@ def _recorded_backward(ctx, grad):
         if ctx.mean:
             weights = weights / count
     return (agnostic.softmax(ctx.input, 1) - wrap(one_hot, device)) * wrap(weights, device) * grad
-
-
-# ----- CUDA kernels ------------------------------------------------------------------------------------------------
-_FORWARD_SOURCE = r"""
-// One row, by a whole warp: stores its log-sum-exp; returns (to every lane) its loss, 0 when the label is ignored
-// or out of bounds, and its flag: 0 ignored, 1 kept, 2 out of bounds.
-__device__ {T} agnostic_cross_entropy_row_{T}(
-        const {T}* logits, const long long* labels, const long long row, const long long classes,
-        const long long ignore_index, {T}* log_sum_exp, int* flag) {{
-    const int lane = threadIdx.x & 31;
-    const {T}* x = logits + row * classes;
-    {T} high = x[0];
-    for (long long j = lane; j < classes; j += 32) high = {MAX}(high, x[j]);
-    for (int offset = 16; offset; offset >>= 1) high = {MAX}(high, __shfl_xor_sync(0xffffffffu, high, offset));
-    {T} sum = 0;
-    for (long long j = lane; j < classes; j += 32) sum += {EXP}(x[j] - high);
-    for (int offset = 16; offset; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    const {T} lse = high + {LOG}(sum);
-    const long long label = labels[row];
-    const bool kept = label != ignore_index;
-    const bool bad = kept && (label < 0 || label >= classes);
-    if (lane == 0) log_sum_exp[row] = lse;
-    *flag = bad ? 2 : (kept ? 1 : 0);
-    return (kept && !bad) ? lse - x[label] : ({T})0;
-}}
-
-extern "C" __global__ void agnostic_cross_entropy_rows_{T}(
-        const {T}* logits, const long long* labels, const long long rows, const long long classes,
-        const long long ignore_index, {T}* log_sum_exp, {T}* losses, int* flags) {{
-    const long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (row >= rows) return;  // whole warps: every lane of a warp has the same row
-    int flag;
-    const {T} loss = agnostic_cross_entropy_row_{T}(logits, labels, row, classes, ignore_index, log_sum_exp, &flag);
-    if ((threadIdx.x & 31) == 0) {{
-        losses[row] = loss;
-        flags[row] = flag;
-    }}
-}}
-
-extern "C" __global__ void agnostic_cross_entropy_total_{T}(
-        const {T}* losses, const int* flags, const long long rows, const int mean, {T}* totals) {{
-    __shared__ {T} sums[{THREADS}];
-    __shared__ {T} counts[{THREADS}];
-    __shared__ int bads[{THREADS}];
-    const int t = threadIdx.x;
-    {T} sum = 0, kept = 0;
-    int any_bad = 0;
-    for (long long i = t; i < rows; i += blockDim.x) {{
-        sum += losses[i];
-        kept += flags[i] == 1;
-        any_bad |= flags[i] == 2;
-    }}
-    sums[t] = sum; counts[t] = kept; bads[t] = any_bad;
-    __syncthreads();
-    for (int stride = blockDim.x / 2; stride; stride >>= 1) {{  // a fixed order: the same sum on every run
-        if (t < stride) {{
-            sums[t] += sums[t + stride]; counts[t] += counts[t + stride]; bads[t] |= bads[t + stride];
-        }}
-        __syncthreads();
-    }}
-    if (t == 0) {{
-        totals[0] = mean ? sums[0] / counts[0] : sums[0];
-        totals[1] = counts[0];
-        totals[2] = bads[0];
-    }}
-}}
-
-extern "C" __global__ void agnostic_cross_entropy_block_{T}(
-        const {T}* logits, const long long* labels, const long long rows, const long long classes,
-        const long long ignore_index, const int mean, {T}* log_sum_exp, {T}* totals) {{
-    // Few rows: one block, a warp per row in turn; each warp's lane 0 adds its rows' losses in order, then
-    // thread 0 adds the warps' sums in order (the same sum on every run).
-    __shared__ {T} sums[32];
-    __shared__ {T} counts[32];
-    __shared__ int bads[32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    {T} sum = 0, kept_rows = 0;
-    int any_bad = 0;
-    for (long long row = warp; row < rows; row += warps) {{
-        int flag;
-        sum += agnostic_cross_entropy_row_{T}(logits, labels, row, classes, ignore_index, log_sum_exp, &flag);
-        kept_rows += flag == 1;
-        any_bad |= flag == 2;
-    }}
-    if (lane == 0) {{
-        sums[warp] = sum; counts[warp] = kept_rows; bads[warp] = any_bad;
-    }}
-    __syncthreads();
-    if (threadIdx.x == 0) {{
-        {T} s = 0, c = 0;
-        int b = 0;
-        for (int w = 0; w < warps; ++w) {{
-            s += sums[w]; c += counts[w]; b |= bads[w];
-        }}
-        totals[0] = mean ? s / c : s;
-        totals[1] = c;
-        totals[2] = b;
-    }}
-}}
-"""
-
-
-def _forward_kernels(dtype):
-    key = ("forward", dtype)  # not dtype.name: NumPy builds that string on every access
-    if key not in _kernels:
-        cupy = _backend.require_cupy()
-        type_name, suffix = {"float32": ("float", "f"), "float64": ("double", "")}[dtype.name]
-        source = _FORWARD_SOURCE.format(T=type_name, THREADS=_TOTAL_THREADS, MAX="fmax" + suffix, EXP="exp" + suffix,
-                                        LOG="log" + suffix)
-        module = cupy.RawModule(code=source)
-        _kernels[key] = tuple(module.get_function(f"agnostic_cross_entropy_{part}_{type_name}")
-                              for part in ("block", "rows", "total"))
-    return _kernels[key]
-
-
-def _gradient_kernel():
-    if "gradient" not in _kernels:
-        _kernels["gradient"] = _backend.require_cupy().ElementwiseKernel(
-            "T logit, int64 label, T log_sum_exp, T grad, T count, int64 classes, int64 ignore_index, int32 mean",
-            "T gradient",
-            """
-            if (label == ignore_index) {
-                gradient = (T)0;
-            } else {
-                const T scale = mean ? grad / count : grad;
-                gradient = (exp(logit - log_sum_exp) - (T)((i % classes) == label)) * scale;
-            }
-            """,
-            "agnostic_cross_entropy_backward")
-    return _kernels["gradient"]

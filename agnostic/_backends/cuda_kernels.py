@@ -1,0 +1,622 @@
+"""Every CUDA kernel agnostic launches: its source and how CuPy builds it, declared under a name. ``kernel(name,
+dtype)`` gives the CuPy kernel, compiled on first use and kept in one cache; ``declaration(name, dtype)`` gives its
+``Kernel`` (kind, source, parameters, options) without CuPy; ``declared_kernels()`` lists them all.
+
+One place, so that all device code is read and reviewed together, is built and cached one way, and can be given to
+another backend without a search through the library. The modules that launch the kernels keep the host side: which
+kernel, on which arrays, with which launch configuration. CuPy is reached through ``require_cupy()`` when a kernel is
+first asked for, never at import.
+"""
+
+import numpy
+
+from .. import _backend
+
+_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+_C_TYPES = {numpy.dtype(numpy.float32): "float", numpy.dtype(numpy.float64): "double"}
+
+
+class Kernel:
+    """How CuPy builds one kernel. ``kind`` is ``"elementwise"`` (a ``cupy.ElementwiseKernel`` named ``name`` with
+    ``in_params`` and ``out_params``, ``source`` being its per-element operation), ``"raw"`` (a ``cupy.RawKernel``:
+    the ``extern "C"`` function ``name`` of ``source``) or ``"module"`` (the function ``name`` of a
+    ``cupy.RawModule`` of ``source``; with ``template`` true, ``name`` is a C++ name expression such as
+    ``f<float>``); ``options`` go to the compiler."""
+
+    KINDS = ("elementwise", "raw", "module")
+
+    def __init__(self, kind, name, source, *, in_params=None, out_params=None, options=(), template=False):
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown kernel kind {kind!r}: expected one of {self.KINDS}")
+        self.kind, self.name, self.source = kind, name, source
+        self.in_params, self.out_params = in_params, out_params
+        self.options, self.template = options, template
+
+    def build(self, cupy):
+        """The CuPy kernel object; CuPy compiles it when it is first called (a module's function: when taken from
+        the module) on each device, and an ElementwiseKernel again for each new combination of argument dtypes."""
+        if self.kind == "elementwise":
+            return cupy.ElementwiseKernel(self.in_params, self.out_params, self.source, self.name)
+        if self.kind == "raw":
+            return cupy.RawKernel(self.source, self.name, self.options)
+        module = cupy.RawModule(code=self.source, options=self.options,
+                                name_expressions=[self.name] if self.template else None)
+        return module.get_function(self.name)
+
+
+# ----- lookup ------------------------------------------------------------------------------------------------------
+_declarations = {}  # kernel name -> (the dtypes it is written for, or None; the function that declares it)
+# The one cache, keyed by (kernel name, dtype or None). No device in the key: every object kept is a RawKernel
+# (RawModule.get_function returns one too) or an ElementwiseKernel, and CuPy keeps their binaries per device itself,
+# compiling or loading them on each device where they are first called.
+_compiled = {}
+
+
+def kernel(name, dtype=None):
+    """The CuPy kernel ``name``, built on first use and then kept. ``dtype`` (a ``numpy.dtype``, as ``array.dtype``
+    is) picks the instance of a kernel whose source is written per dtype; it is None for the others, which CuPy
+    specializes for their arguments' dtypes itself."""
+    key = (name, dtype)
+    found = _compiled.get(key)
+    if found is None:
+        found = _compiled[key] = declaration(name, dtype).build(_backend.require_cupy())
+    return found
+
+
+def declaration(name, dtype=None):
+    """The ``Kernel`` declared as ``name`` (for ``dtype``, where its source is written per dtype); needs no CuPy."""
+    if name not in _declarations:
+        raise KeyError(f"no CUDA kernel is declared as {name!r}; declared: {sorted(_declarations)}")
+    dtypes, declare = _declarations[name]
+    if dtypes is None:
+        if dtype is not None:
+            raise ValueError(f"the CUDA kernel {name!r} is one for every dtype: look it up without one")
+        return declare()
+    if not isinstance(dtype, numpy.dtype) or dtype not in dtypes:
+        raise ValueError(f"the CUDA kernel {name!r} is written for the dtypes {[d.name for d in dtypes]}, "
+                         f"given as numpy.dtype objects; got {dtype!r}")
+    return declare(dtype)
+
+
+def declared_kernels():
+    """Every kernel that ``kernel`` can build, as ``(name, dtype)`` pairs (``dtype`` None where it takes none)."""
+    return [(name, dtype) for name, (dtypes, _) in _declarations.items() for dtype in (dtypes or (None,))]
+
+
+def _declares(name, dtypes=None):
+    """Register the decorated function as the declaration of kernel ``name``; it takes the dtype when ``dtypes``
+    lists the dtypes that its source is written for."""
+    def register(declare):
+        _declarations[name] = (None if dtypes is None else tuple(dtypes), declare)
+        return declare
+    return register
+
+
+# ----- relu's gradient (agnostic.ops._relu_gradient) ---------------------------------------------------------------
+@_declares("agnostic_relu_gradient")
+def _relu_gradient():
+    return Kernel("elementwise", "agnostic_relu_gradient", "y = x > (T)0 ? g : (T)0",
+                  in_params="T x, T g", out_params="T y")
+
+
+# ----- cross-entropy of class indices (agnostic.nn.functional._index_cross_entropy) --------------------------------
+CROSS_ENTROPY_TOTAL_THREADS = 256  # the block of agnostic_cross_entropy_total: its shared arrays have this size
+_CROSS_ENTROPY_FORWARD_SOURCE = r"""
+// One row, by a whole warp: stores its log-sum-exp; returns (to every lane) its loss, 0 when the label is ignored
+// or out of bounds, and its flag: 0 ignored, 1 kept, 2 out of bounds.
+__device__ {T} agnostic_cross_entropy_row_{T}(
+        const {T}* logits, const long long* labels, const long long row, const long long classes,
+        const long long ignore_index, {T}* log_sum_exp, int* flag) {{
+    const int lane = threadIdx.x & 31;
+    const {T}* x = logits + row * classes;
+    {T} high = x[0];
+    for (long long j = lane; j < classes; j += 32) high = {MAX}(high, x[j]);
+    for (int offset = 16; offset; offset >>= 1) high = {MAX}(high, __shfl_xor_sync(0xffffffffu, high, offset));
+    {T} sum = 0;
+    for (long long j = lane; j < classes; j += 32) sum += {EXP}(x[j] - high);
+    for (int offset = 16; offset; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    const {T} lse = high + {LOG}(sum);
+    const long long label = labels[row];
+    const bool kept = label != ignore_index;
+    const bool bad = kept && (label < 0 || label >= classes);
+    if (lane == 0) log_sum_exp[row] = lse;
+    *flag = bad ? 2 : (kept ? 1 : 0);
+    return (kept && !bad) ? lse - x[label] : ({T})0;
+}}
+
+extern "C" __global__ void agnostic_cross_entropy_rows_{T}(
+        const {T}* logits, const long long* labels, const long long rows, const long long classes,
+        const long long ignore_index, {T}* log_sum_exp, {T}* losses, int* flags) {{
+    const long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= rows) return;  // whole warps: every lane of a warp has the same row
+    int flag;
+    const {T} loss = agnostic_cross_entropy_row_{T}(logits, labels, row, classes, ignore_index, log_sum_exp, &flag);
+    if ((threadIdx.x & 31) == 0) {{
+        losses[row] = loss;
+        flags[row] = flag;
+    }}
+}}
+
+extern "C" __global__ void agnostic_cross_entropy_total_{T}(
+        const {T}* losses, const int* flags, const long long rows, const int mean, {T}* totals) {{
+    __shared__ {T} sums[{THREADS}];
+    __shared__ {T} counts[{THREADS}];
+    __shared__ int bads[{THREADS}];
+    const int t = threadIdx.x;
+    {T} sum = 0, kept = 0;
+    int any_bad = 0;
+    for (long long i = t; i < rows; i += blockDim.x) {{
+        sum += losses[i];
+        kept += flags[i] == 1;
+        any_bad |= flags[i] == 2;
+    }}
+    sums[t] = sum; counts[t] = kept; bads[t] = any_bad;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride; stride >>= 1) {{  // a fixed order: the same sum on every run
+        if (t < stride) {{
+            sums[t] += sums[t + stride]; counts[t] += counts[t + stride]; bads[t] |= bads[t + stride];
+        }}
+        __syncthreads();
+    }}
+    if (t == 0) {{
+        totals[0] = mean ? sums[0] / counts[0] : sums[0];
+        totals[1] = counts[0];
+        totals[2] = bads[0];
+    }}
+}}
+
+extern "C" __global__ void agnostic_cross_entropy_block_{T}(
+        const {T}* logits, const long long* labels, const long long rows, const long long classes,
+        const long long ignore_index, const int mean, {T}* log_sum_exp, {T}* totals) {{
+    // Few rows: one block, a warp per row in turn; each warp's lane 0 adds its rows' losses in order, then
+    // thread 0 adds the warps' sums in order (the same sum on every run).
+    __shared__ {T} sums[32];
+    __shared__ {T} counts[32];
+    __shared__ int bads[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    {T} sum = 0, kept_rows = 0;
+    int any_bad = 0;
+    for (long long row = warp; row < rows; row += warps) {{
+        int flag;
+        sum += agnostic_cross_entropy_row_{T}(logits, labels, row, classes, ignore_index, log_sum_exp, &flag);
+        kept_rows += flag == 1;
+        any_bad |= flag == 2;
+    }}
+    if (lane == 0) {{
+        sums[warp] = sum; counts[warp] = kept_rows; bads[warp] = any_bad;
+    }}
+    __syncthreads();
+    if (threadIdx.x == 0) {{
+        {T} s = 0, c = 0;
+        int b = 0;
+        for (int w = 0; w < warps; ++w) {{
+            s += sums[w]; c += counts[w]; b |= bads[w];
+        }}
+        totals[0] = mean ? s / c : s;
+        totals[1] = c;
+        totals[2] = b;
+    }}
+}}
+"""
+
+
+def _cross_entropy_forward(part):
+    def declare(dtype):
+        type_name, suffix = {"float32": ("float", "f"), "float64": ("double", "")}[dtype.name]
+        source = _CROSS_ENTROPY_FORWARD_SOURCE.format(T=type_name, THREADS=CROSS_ENTROPY_TOTAL_THREADS,
+                                                      MAX="fmax" + suffix, EXP="exp" + suffix, LOG="log" + suffix)
+        return Kernel("module", f"agnostic_cross_entropy_{part}_{type_name}", source)
+    return declare
+
+
+for _part in ("block", "rows", "total"):
+    _declares(f"agnostic_cross_entropy_{_part}", _FLOATS)(_cross_entropy_forward(_part))
+
+
+@_declares("agnostic_cross_entropy_backward")
+def _cross_entropy_backward():
+    return Kernel(
+        "elementwise", "agnostic_cross_entropy_backward",
+        in_params="T logit, int64 label, T log_sum_exp, T grad, T count, int64 classes, int64 ignore_index, int32 mean",
+        out_params="T gradient",
+        source="""
+            if (label == ignore_index) {
+                gradient = (T)0;
+            } else {
+                const T scale = mean ? grad / count : grad;
+                gradient = (exp(logit - log_sum_exp) - (T)((i % classes) == label)) * scale;
+            }
+            """)
+
+
+# ----- column sums (agnostic.nn.functional._column_sums) -----------------------------------------------------------
+_COLUMN_SUMS_SOURCE = r"""
+template <typename T>
+__global__ void agnostic_column_sums(const T* rows, T* out, long long n_rows, long long n_cols) {
+    __shared__ T partial[32][33];
+    long long col = (long long)blockIdx.x * 32 + threadIdx.x;
+    T total = 0;
+    if (col < n_cols) {
+        for (long long row = threadIdx.y; row < n_rows; row += 32) total += rows[row * n_cols + col];
+    }
+    partial[threadIdx.y][threadIdx.x] = total;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < n_cols) {
+        T sum = 0;
+        for (int i = 0; i < 32; ++i) sum += partial[i][threadIdx.x];
+        out[col] = sum;
+    }
+}
+"""
+
+
+@_declares("agnostic_column_sums", _FLOATS)
+def _column_sums(dtype):
+    return Kernel("module", f"agnostic_column_sums<{_C_TYPES[dtype]}>", _COLUMN_SUMS_SOURCE, options=("-std=c++14",),
+                  template=True)
+
+
+# ----- optimizer updates, one multi-tensor kernel per algorithm and dtype (agnostic.optim._fused) ------------------
+MULTI_TENSOR_CHUNK = 4096  # elements per thread block: the host's launch table splits tensors into chunks this size
+
+
+class MultiTensorUpdate:
+    """An optimizer's per-element CUDA C body and the signature around it: ``lists`` names its arrays (``param`` and
+    ``grad`` first), ``scalars`` its arguments of the compute type ``C``, and ``flags`` its int arguments."""
+
+    def __init__(self, lists, scalars, flags, body):
+        self.lists, self.scalars, self.flags, self.body = lists, scalars, flags, body
+
+
+_MULTI_TENSOR_SOURCE = r"""
+{include}
+typedef {storage} T;
+typedef {compute} C;
+__device__ __forceinline__ C ld(const T* a, long long i) {{ return {load}; }}
+__device__ __forceinline__ void st(T* a, long long i, C v) {{ a[i] = {store}; }}
+__device__ __forceinline__ float sqrt_(float x) {{ return sqrtf(x); }}
+__device__ __forceinline__ double sqrt_(double x) {{ return sqrt(x); }}
+__device__ __forceinline__ C lerp_(C start, C end, C w, C one_minus_w) {{
+    return (w < (C)0.5 && w > (C)-0.5) ? start + w * (end - start) : end - (end - start) * one_minus_w;
+}}
+extern "C" __global__ void {name}(const long long* table, const int n_tensors, const int n_blocks{parameters}) {{
+    const long long n = (long long)n_tensors;
+    const long long* sizes = table + {list_count} * n;
+    const long long* block_tensor = sizes + n;
+    const long long* block_start = block_tensor + n_blocks;
+    const long long t = block_tensor[blockIdx.x];
+    const long long start = block_start[blockIdx.x];
+    const long long stop = start + {chunk} < sizes[t] ? start + {chunk} : sizes[t];
+{pointers}
+    for (long long i = start + threadIdx.x; i < stop; i += blockDim.x) {{
+{body}
+    }}
+}}
+"""
+
+# float16 converts with the PTX instructions cuda_fp16.h uses, so that the kernel needs no header at all
+_HALF = r"""
+__device__ __forceinline__ float half_to_float(unsigned short h) {
+    float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ unsigned short float_to_half(float f) {
+    unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+"""
+_STORAGE = {
+    "unsigned short": (_HALF, "half_to_float(a[i])", "float_to_half(v)"),
+    "float": ("", "a[i]", "v"),
+    "double": ("", "a[i]", "v"),
+}
+_DECAYED_GRAD = """
+C g = ld(grad, i);
+if (maximize) g = -g;
+C p = ld(param, i);
+if (weight_decay != (C)0) g = g + p * weight_decay;
+"""
+
+MULTI_TENSOR_UPDATES = {
+    "sgd": MultiTensorUpdate(
+        ("param", "grad", "momentum_buffer"),
+        ("weight_decay", "momentum", "one_minus_dampening", "neg_lr"), ("maximize", "nesterov", "first"),
+        _DECAYED_GRAD + """
+if (momentum != (C)0) {
+    C b = g;
+    if (!first) b = ld(momentum_buffer, i) * momentum + g * one_minus_dampening;
+    st(momentum_buffer, i, b);
+    g = nesterov ? g + b * momentum : b;
+}
+st(param, i, p + g * neg_lr);
+"""),
+    "adam": MultiTensorUpdate(
+        ("param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"),
+        ("weight_decay", "decay", "one_minus_beta1", "beta1_complement", "beta2", "one_minus_beta2",
+         "bias_correction2_sqrt", "eps", "neg_step_size"),
+        ("maximize", "decoupled", "amsgrad"),
+        """
+C g = ld(grad, i);
+if (maximize) g = -g;
+C p = ld(param, i);
+if (weight_decay != (C)0) {
+    if (decoupled) p = p * decay;
+    else g = g + p * weight_decay;
+}
+C m = lerp_(ld(exp_avg, i), g, one_minus_beta1, beta1_complement);
+C v = ld(exp_avg_sq, i) * beta2 + (g * g) * one_minus_beta2;
+st(exp_avg, i, m);
+st(exp_avg_sq, i, v);
+if (amsgrad) {
+    C v_max = ld(max_exp_avg_sq, i);
+    v_max = (v_max != v_max || v_max > v) ? v_max : v;
+    st(max_exp_avg_sq, i, v_max);
+    v = v_max;
+}
+C denom = sqrt_(v) / bias_correction2_sqrt + eps;
+st(param, i, p + (m / denom) * neg_step_size);
+"""),
+    "rmsprop": MultiTensorUpdate(
+        ("param", "grad", "square_avg", "momentum_buffer", "grad_avg"),
+        ("weight_decay", "alpha", "one_minus_alpha", "alpha_complement", "eps", "momentum", "neg_lr"),
+        ("maximize", "centered"),
+        _DECAYED_GRAD + """
+C sq = ld(square_avg, i) * alpha + (g * g) * one_minus_alpha;
+st(square_avg, i, sq);
+C avg;
+if (centered) {
+    C ga = lerp_(ld(grad_avg, i), g, one_minus_alpha, alpha_complement);
+    st(grad_avg, i, ga);
+    avg = sqrt_(sq - ga * ga);
+} else {
+    avg = sqrt_(sq);
+}
+avg = avg + eps;
+if (momentum > (C)0) {
+    C b = ld(momentum_buffer, i) * momentum + g / avg;
+    st(momentum_buffer, i, b);
+    st(param, i, p + b * neg_lr);
+} else {
+    st(param, i, p + (g / avg) * neg_lr);
+}
+"""),
+}
+
+_MULTI_TENSOR_TYPES = {  # parameter dtype -> the kernel's storage and compute types
+    numpy.dtype(numpy.float16): ("unsigned short", "float"),
+    numpy.dtype(numpy.float32): ("float", "float"),
+    numpy.dtype(numpy.float64): ("double", "double"),
+}
+
+
+def _multi_tensor_update(name):
+    def declare(dtype):
+        update = MULTI_TENSOR_UPDATES[name]
+        storage, compute = _MULTI_TENSOR_TYPES[dtype]
+        include, load, store = _STORAGE[storage]
+        parameters = "".join(f", const C {scalar}" for scalar in update.scalars)
+        parameters += "".join(f", const int {flag}" for flag in update.flags)
+        pointers = "\n".join(f"    T* const {array} = (T*)table[{index} * n + t];"
+                             for index, array in enumerate(update.lists))
+        body = "\n".join("        " + line for line in update.body.strip().splitlines())
+        kernel_name = f"agnostic_{name}_{dtype.name}"
+        source = _MULTI_TENSOR_SOURCE.format(
+            include=include, storage=storage, compute=compute, load=load, store=store, name=kernel_name,
+            parameters=parameters, list_count=len(update.lists), chunk=f"{MULTI_TENSOR_CHUNK}LL", pointers=pointers,
+            body=body)
+        return Kernel("raw", kernel_name, source)
+    return declare
+
+
+for _name in MULTI_TENSOR_UPDATES:
+    _declares(f"agnostic_{_name}", _MULTI_TENSOR_TYPES)(_multi_tensor_update(_name))
+
+
+# ----- Philox random draws, one kernel thread per Philox block (agnostic._philox) ----------------------------------
+_PHILOX_SOURCE = r"""
+typedef unsigned long long u64;
+typedef unsigned int u32;
+
+struct Block { u64 v[4]; };
+
+// Philox4x64-10 as NumPy's numpy/random/src/philox/philox.h; the counter is base + index as a 256-bit integer
+// (base < 2**128, so the carry stops in the second word).
+__device__ __forceinline__ Block philox_block(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 index) {
+    u64 c0 = base_lo + index;
+    u64 c1 = base_hi + (c0 < base_lo ? 1ULL : 0ULL);
+    u64 c2 = 0ULL, c3 = 0ULL;
+#pragma unroll
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) {
+            key0 += 0x9E3779B97F4A7C15ULL;
+            key1 += 0xBB67AE8584CAA73BULL;
+        }
+        const u64 hi0 = __umul64hi(0xD2E7470EE14C6C93ULL, c0);
+        const u64 lo0 = 0xD2E7470EE14C6C93ULL * c0;
+        const u64 hi1 = __umul64hi(0xCA5A826395121157ULL, c2);
+        const u64 lo1 = 0xCA5A826395121157ULL * c2;
+        c0 = hi1 ^ c1 ^ key0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ key1;
+        c3 = lo0;
+    }
+    Block out = {{c0, c1, c2, c3}};
+    return out;
+}
+
+// The j-th of the 8 32-bit halves of a block, low half of each word first (NumPy's next_uint32).
+__device__ __forceinline__ u32 half_word(const Block& block, int j) {
+    const u64 word = block.v[j >> 1];
+    return (j & 1) ? (u32)(word >> 32) : (u32)word;
+}
+
+__device__ __forceinline__ u64 thread_index() {
+    return (u64)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+// Explicit _rn intrinsics everywhere: no FMA contraction, so each operation rounds exactly as NumPy's does.
+__device__ __forceinline__ float uniform_float(u32 bits, int shift, float unit) {
+    return __fmul_rn(__uint2float_rn(bits >> shift), unit);
+}
+
+__device__ __forceinline__ double uniform_double(u64 bits, int shift, double unit) {
+    return __dmul_rn(__ull2double_rn(bits >> shift), unit);
+}
+
+__device__ __forceinline__ float affine(float x, float scale, float low) {
+    return __fadd_rn(__fmul_rn(x, scale), low);
+}
+
+__device__ __forceinline__ double affine(double x, double scale, double low) {
+    return __dadd_rn(__dmul_rn(x, scale), low);
+}
+
+// Draws are allocated 16-byte aligned and start each thread at a multiple of 32 bytes: full blocks store as vectors.
+__device__ __forceinline__ void store(float* out, u64 first, u64 count, const float (&value)[8]) {
+    if (first + 8 <= count) {
+        float4* vectors = reinterpret_cast<float4*>(out + first);
+        vectors[0] = make_float4(value[0], value[1], value[2], value[3]);
+        vectors[1] = make_float4(value[4], value[5], value[6], value[7]);
+    } else {
+        for (int j = 0; j < 8; ++j) {
+            if (first + j < count) out[first + j] = value[j];
+        }
+    }
+}
+
+__device__ __forceinline__ void store(double* out, u64 first, u64 count, const double (&value)[4]) {
+    if (first + 4 <= count) {
+        double2* vectors = reinterpret_cast<double2*>(out + first);
+        vectors[0] = make_double2(value[0], value[1]);
+        vectors[1] = make_double2(value[2], value[3]);
+    } else {
+        for (int j = 0; j < 4; ++j) {
+            if (first + j < count) out[first + j] = value[j];
+        }
+    }
+}
+
+__device__ __forceinline__ void store(u64* out, u64 first, u64 count, const u64 (&value)[4]) {
+    if (first + 4 <= count) {
+        ulonglong2* vectors = reinterpret_cast<ulonglong2*>(out + first);
+        vectors[0] = make_ulonglong2(value[0], value[1]);
+        vectors[1] = make_ulonglong2(value[2], value[3]);
+    } else {
+        for (int j = 0; j < 4; ++j) {
+            if (first + j < count) out[first + j] = value[j];
+        }
+    }
+}
+
+extern "C" __global__ void philox_uniform_float32(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 count,
+                                                  int shift, float unit, float scale, float low, float* out) {
+    const u64 index = thread_index();
+    const u64 first = index * 8;
+    if (first >= count) return;
+    const Block block = philox_block(key0, key1, base_lo, base_hi, index);
+    const bool scaled = scale != 1.0f || low != 0.0f;
+    float value[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        const float u = uniform_float(half_word(block, j), shift, unit);
+        value[j] = scaled ? affine(u, scale, low) : u;
+    }
+    store(out, first, count, value);
+}
+
+extern "C" __global__ void philox_uniform_float64(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 count,
+                                                  int shift, double unit, double scale, double low, double* out) {
+    const u64 index = thread_index();
+    const u64 first = index * 4;
+    if (first >= count) return;
+    const Block block = philox_block(key0, key1, base_lo, base_hi, index);
+    const bool scaled = scale != 1.0 || low != 0.0;
+    double value[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const double u = uniform_double(block.v[j], shift, unit);
+        value[j] = scaled ? affine(u, scale, low) : u;
+    }
+    store(out, first, count, value);
+}
+
+extern "C" __global__ void philox_normal_float32(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 count,
+                                                 u64 half_blocks, float minus_two, float two_pi, float scale,
+                                                 float low, float* out) {
+    const u64 index = thread_index();
+    if (index >= half_blocks) return;
+    const Block radius_bits = philox_block(key0, key1, base_lo, base_hi, index);
+    const Block angle_bits = philox_block(key0, key1, base_lo, base_hi, half_blocks + index);
+    const bool scaled = scale != 1.0f || low != 0.0f;
+    const float unit = 1.0f / 16777216.0f;
+    float cos_part[8], sin_part[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        const float u = __fsub_rn(1.0f, uniform_float(half_word(radius_bits, j), 8, unit));
+        const float radius = __fsqrt_rn(__fmul_rn(logf(u), minus_two));
+        const float angle = __fmul_rn(uniform_float(half_word(angle_bits, j), 8, unit), two_pi);
+        float s, c;
+        sincosf(angle, &s, &c);
+        cos_part[j] = __fmul_rn(c, radius);
+        sin_part[j] = __fmul_rn(s, radius);
+        if (scaled) {
+            cos_part[j] = affine(cos_part[j], scale, low);
+            sin_part[j] = affine(sin_part[j], scale, low);
+        }
+    }
+    store(out, index * 8, count, cos_part);
+    store(out, half_blocks * 8 + index * 8, count, sin_part);
+}
+
+extern "C" __global__ void philox_normal_float64(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 count,
+                                                 u64 half_blocks, double minus_two, double two_pi, double scale,
+                                                 double low, double* out) {
+    const u64 index = thread_index();
+    if (index >= half_blocks) return;
+    const Block radius_bits = philox_block(key0, key1, base_lo, base_hi, index);
+    const Block angle_bits = philox_block(key0, key1, base_lo, base_hi, half_blocks + index);
+    const bool scaled = scale != 1.0 || low != 0.0;
+    const double unit = 1.0 / 9007199254740992.0;
+    double cos_part[4], sin_part[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const double u = __dsub_rn(1.0, uniform_double(radius_bits.v[j], 11, unit));
+        const double radius = __dsqrt_rn(__dmul_rn(log(u), minus_two));
+        const double angle = __dmul_rn(uniform_double(angle_bits.v[j], 11, unit), two_pi);
+        double s, c;
+        sincos(angle, &s, &c);
+        cos_part[j] = __dmul_rn(c, radius);
+        sin_part[j] = __dmul_rn(s, radius);
+        if (scaled) {
+            cos_part[j] = affine(cos_part[j], scale, low);
+            sin_part[j] = affine(sin_part[j], scale, low);
+        }
+    }
+    store(out, index * 4, count, cos_part);
+    store(out, half_blocks * 4 + index * 4, count, sin_part);
+}
+
+extern "C" __global__ void philox_integers(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 count, u64 span,
+                                           u64 low, u64* out) {
+    const u64 index = thread_index();
+    const u64 first = index * 4;
+    if (first >= count) return;
+    const Block block = philox_block(key0, key1, base_lo, base_hi, index);
+    const bool power_of_two = (span & (span - 1ULL)) == 0ULL;
+    u64 value[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        u64 word = block.v[j];
+        if (span != 0ULL) word = power_of_two ? (word & (span - 1ULL)) : (word % span);
+        value[j] = word + low;
+    }
+    store(out, first, count, value);
+}
+"""
+
+
+def _philox(name):
+    return lambda: Kernel("raw", name, _PHILOX_SOURCE)
+
+
+for _name in ("philox_uniform_float32", "philox_uniform_float64", "philox_normal_float32", "philox_normal_float64",
+              "philox_integers"):
+    _declares(_name)(_philox(_name))

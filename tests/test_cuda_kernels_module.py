@@ -1,0 +1,218 @@
+"""The CUDA kernels' one module (``agnostic/_backends/cuda_kernels.py``): no kernel is built anywhere else, importing
+agnostic imports no CuPy, every declaration is complete, and every declared kernel compiles and runs on each GPU."""
+
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+
+import agnostic
+from agnostic import _backend, _philox
+from agnostic._device import CPU
+from agnostic._backends import cuda_kernels
+from agnostic.nn import functional
+from agnostic.nn.functional import _column_sums, _index_cross_entropy
+from agnostic.ops import _relu_gradient
+from agnostic.optim import _fused
+
+from conftest import CUDA_DEVICES
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "agnostic"
+KERNELS_MODULE = PACKAGE / "_backends" / "cuda_kernels.py"
+CONSTRUCTORS = ("RawKernel(", "ElementwiseKernel(", "ReductionKernel(", "RawModule(")
+SOURCE_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd", ".c", ".h", ".cu", ".cuh")
+
+
+# ----- where kernels are built -----------------------------------------------------------------------------------
+def test_kernels_are_built_only_in_the_cuda_kernels_module():
+    sources = [path for path in PACKAGE.rglob("*") if path.is_file() and path.suffix in SOURCE_SUFFIXES]
+    assert KERNELS_MODULE in sources
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+             for path in sources if path != KERNELS_MODULE
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if any(constructor in line for constructor in CONSTRUCTORS)]
+    assert not found, "CUDA kernels belong in agnostic/_backends/cuda_kernels.py:\n" + "\n".join(found)
+
+
+def test_importing_agnostic_imports_no_cupy():
+    code = ("import sys, agnostic, agnostic._backends.cuda_kernels\n"
+            "print(sorted(name for name in sys.modules if name == 'cupy' or name.startswith('cupy.')))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+# ----- declarations (no CuPy needed) -----------------------------------------------------------------------------
+def test_every_declared_kernel_is_complete():
+    declared = cuda_kernels.declared_kernels()
+    assert len(declared) == len(set(declared))
+    built = set()
+    for name, dtype in declared:
+        kernel = cuda_kernels.declaration(name, dtype)
+        assert kernel.kind in cuda_kernels.Kernel.KINDS and kernel.source.strip()
+        if kernel.kind == "elementwise":
+            assert kernel.in_params and kernel.out_params
+        elif kernel.template:
+            assert f"__global__ void {kernel.name.split('<')[0]}(" in kernel.source
+        else:
+            assert f'extern "C" __global__ void {kernel.name}(' in kernel.source
+        built.add((kernel.kind, kernel.name))
+    assert len(built) == len(declared)  # no two lookups build the same kernel
+
+
+def test_the_lookups_of_the_launching_modules_are_declared():
+    declared = set(cuda_kernels.declared_kernels())
+    floats = [numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)]
+    expected = {("agnostic_relu_gradient", None), ("agnostic_cross_entropy_backward", None)}
+    expected |= {(f"agnostic_cross_entropy_{part}", d) for part in ("block", "rows", "total") for d in floats}
+    expected |= {("agnostic_column_sums", d) for d in floats}
+    expected |= {(update.kernel_name, d) for update in (_fused.SGD, _fused.ADAM, _fused.RMSPROP)
+                 for d in _fused._KERNEL_COMPUTE}
+    expected |= {(f"philox_{kind}_{d.name}", None) for kind in ("uniform", "normal") for d in floats}
+    expected.add(("philox_integers", None))
+    assert declared == expected
+
+
+def test_declaration_errors_name_the_kernel():
+    with pytest.raises(KeyError, match="agnostic_missing"):
+        cuda_kernels.declaration("agnostic_missing")
+    with pytest.raises(ValueError, match="agnostic_column_sums"):
+        cuda_kernels.declaration("agnostic_column_sums", "float32")  # a name, not a numpy.dtype: not a cache key
+    with pytest.raises(ValueError, match="agnostic_column_sums"):
+        cuda_kernels.declaration("agnostic_column_sums", numpy.dtype(numpy.int32))
+    with pytest.raises(ValueError, match="agnostic_relu_gradient"):
+        cuda_kernels.declaration("agnostic_relu_gradient", numpy.dtype(numpy.float32))
+
+
+@pytest.mark.skipif(bool(CUDA_DEVICES), reason="CUDA is available")
+def test_without_cuda_a_kernel_lookup_says_why():
+    with pytest.raises(RuntimeError, match="CUDA"):
+        cuda_kernels.kernel("agnostic_relu_gradient")
+
+
+# ----- on each CUDA device ---------------------------------------------------------------------------------------
+def _sample_arguments(cupy, in_params):
+    """Small arguments for an ElementwiseKernel's parameters: float32 arrays for ``T``, typed scalars otherwise."""
+    arguments = []
+    for parameter in in_params.split(","):
+        *_, type_name, _ = parameter.split()  # after any modifier such as ``raw``
+        arguments.append(cupy.ones(4, numpy.float32) if type_name == "T" else numpy.dtype(type_name).type(1))
+    return arguments
+
+
+def test_every_declared_kernel_compiles_on_each_cuda_device(cuda_device):
+    cupy = _backend.require_cupy()
+    with cupy.cuda.Device(cuda_device.index):
+        for name, dtype in cuda_kernels.declared_kernels():
+            declared, kernel = cuda_kernels.declaration(name, dtype), cuda_kernels.kernel(name, dtype)
+            if declared.kind == "elementwise":
+                kernel(*_sample_arguments(cupy, declared.in_params))
+            else:
+                kernel.compile()
+        cupy.cuda.get_current_stream().synchronize()
+
+
+def test_every_declared_kernel_runs_on_each_cuda_device(cuda_device, monkeypatch):
+    """Each kernel launched by the code that launches it, with the result compared with the CPU's; run on every
+    device, this also checks that a kernel kept in the cache from one device runs on the next."""
+    looked_up = set()
+    lookup = cuda_kernels.kernel
+
+    def recording(name, dtype=None):
+        looked_up.add((name, dtype))
+        return lookup(name, dtype)
+
+    monkeypatch.setattr(cuda_kernels, "kernel", recording)
+    cupy = _backend.require_cupy()
+    rng = numpy.random.default_rng(cuda_device.index)
+    with cupy.cuda.Device(cuda_device.index):
+        _run_relu_gradient(rng, cuda_device)
+        _run_cross_entropy(rng, cuda_device)
+        _run_column_sums(cupy, rng)
+        _run_optimizers(cupy, rng)
+        _run_philox(cuda_device)
+        cupy.cuda.get_current_stream().synchronize()
+    assert looked_up == set(cuda_kernels.declared_kernels())
+
+
+def _run_relu_gradient(rng, device):
+    x, g = rng.standard_normal((2, 50)).astype(numpy.float32)
+    result = _relu_gradient.relu_gradient(agnostic.tensor(g, device=device), agnostic.tensor(x, device=device))
+    numpy.testing.assert_array_equal(result.cpu().numpy(), numpy.where(x > 0, g, 0))
+
+
+def _run_cross_entropy(rng, device):
+    for dtype, rows in itertools.product(("float32", "float64"), (5, _index_cross_entropy._ONE_BLOCK_ROWS + 1)):
+        logits = rng.standard_normal((rows, 3)).astype(dtype)
+        labels = rng.integers(0, 3, rows)
+        labels[0] = -100  # ignored
+        losses, grads = [], []
+        for where in ("cpu", device):
+            input = agnostic.tensor(logits, device=where, requires_grad=True)
+            target = agnostic.tensor(labels, device=where)
+            assert _index_cross_entropy.supports(input, target, None, 0.0, "mean")
+            loss = functional.cross_entropy(input, target)
+            loss.backward()
+            losses.append(loss.item())
+            grads.append(input.grad.cpu().numpy())
+        tolerance = 1e-5 if dtype == "float32" else 1e-12
+        numpy.testing.assert_allclose(losses[1], losses[0], rtol=tolerance)
+        numpy.testing.assert_allclose(grads[1], grads[0], rtol=tolerance, atol=tolerance / rows)
+
+
+def _run_column_sums(cupy, rng):
+    for dtype in ("float32", "float64"):
+        rows = rng.standard_normal((70, 45)).astype(dtype)
+        sums = _column_sums.column_sums(cupy.asarray(rows)).get()
+        # the usual bound on a sum's rounding error, whatever the order of its additions
+        bound = len(rows) * numpy.finfo(dtype).eps * numpy.abs(rows).sum(0)
+        assert numpy.all(numpy.abs(sums - rows.astype(numpy.float64).sum(0)) <= bound)
+
+
+_OPTIMIZER_CASES = {  # scalars and flags of one step each
+    "sgd": (dict(weight_decay=0.1, momentum=0.9, one_minus_dampening=0.7, neg_lr=-0.1),
+            dict(maximize=1, nesterov=1, first=0)),
+    "adam": (dict(weight_decay=0.1, decay=0.99, one_minus_beta1=0.7, beta1_complement=0.3, beta2=0.9,
+                  one_minus_beta2=0.1, bias_correction2_sqrt=0.3, eps=1e-8, neg_step_size=-0.01),
+             dict(maximize=1, decoupled=0, amsgrad=1)),
+    "rmsprop": (dict(weight_decay=0.1, alpha=0.9, one_minus_alpha=0.1, alpha_complement=0.9, eps=1e-8, momentum=0.5,
+                     neg_lr=-0.01), dict(maximize=0, centered=1)),
+}
+
+
+def _run_optimizers(cupy, rng):
+    shapes = [(3, 5), (5000,)]  # the second takes two thread blocks
+    for update, dtype in itertools.product((_fused.SGD, _fused.ADAM, _fused.RMSPROP), _fused._KERNEL_COMPUTE):
+        scalars, flags = _OPTIMIZER_CASES[update.name]
+        lists = [[numpy.asarray(_optimizer_array(rng, name, shape), dtype) for shape in shapes]
+                 for name in update.lists]
+        on_device = [[cupy.asarray(array) for array in arrays] for arrays in lists]
+        _fused.run(update, lists, scalars, flags)
+        _fused.run(update, on_device, scalars, flags)
+        tolerance = 2e-3 if dtype == numpy.float16 else 1e-5
+        for host_arrays, device_arrays in zip(lists, on_device):
+            for host, device in zip(host_arrays, device_arrays):
+                numpy.testing.assert_allclose(device.get().astype(numpy.float64), host.astype(numpy.float64),
+                                              rtol=tolerance, atol=tolerance)
+
+
+def _optimizer_array(rng, name, shape):
+    """Values for the array ``name``: squared averages above 1 and a small mean gradient, so that every square
+    root (of ``square_avg - grad_avg ** 2`` too) is defined."""
+    if name in ("param", "grad", "momentum_buffer", "exp_avg"):
+        return rng.standard_normal(shape)
+    return rng.random(shape) * 0.01 if name == "grad_avg" else rng.random(shape) + 1
+
+
+def _run_philox(device):
+    for dtype in (numpy.float32, numpy.float64):
+        numpy.testing.assert_array_equal(_philox.uniform(device, 7, 3, 1001, dtype).get(),
+                                         _philox.uniform(CPU, 7, 3, 1001, dtype))
+        numpy.testing.assert_allclose(_philox.normal(device, 7, 3, 1001, dtype).get(),
+                                      _philox.normal(CPU, 7, 3, 1001, dtype), rtol=1e-5, atol=1e-5)
+    numpy.testing.assert_array_equal(_philox.integers(device, 7, 3, 1001, -5, 10).get(),
+                                     _philox.integers(CPU, 7, 3, 1001, -5, 10))
