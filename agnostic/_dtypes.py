@@ -236,6 +236,16 @@ def set_default_dtype(dt):
     if not dt.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {dt}")
     _default["dtype"] = dt
+    for hook in _default_dtype_hooks:
+        hook()
+
+
+_default_dtype_hooks = []
+
+
+def on_default_dtype_change(hook):
+    """Call ``hook()`` after every ``set_default_dtype`` (how the op registry forgets plans made for the old one)."""
+    _default_dtype_hooks.append(hook)
 
 
 class finfo:

@@ -9,7 +9,6 @@ import numpy
 
 from .. import _backend
 from .._tensor import Tensor
-from ..ops import _relu_gradient as relu_gradient
 from .grad_mode import _state as _grad_state
 
 A = None  # the agnostic module, bound by install(): rules call its (recording) functions
@@ -42,131 +41,7 @@ def _result(ctx, recompute):
     return recompute() if _grad_state.enabled else ctx.result
 
 
-# ----- elementwise ---------------------------------------------------------------------------------------------
-def add(ctx, g):
-    input, other = ctx.args[:2]
-    alpha = ctx.kwargs.get("alpha", 1)
-    return fit(g, input), fit(g * alpha if alpha != 1 else g, other)
-
-
-def sub(ctx, g):
-    input, other = ctx.args[:2]
-    alpha = ctx.kwargs.get("alpha", 1)
-    return fit(g, input), fit(-g * alpha if alpha != 1 else -g, other)
-
-
-def mul(ctx, g):
-    input, other = ctx.args[:2]
-    return fit(g * _conj(other) if isinstance(input, Tensor) else None, input), \
-        fit(g * _conj(input) if isinstance(other, Tensor) else None, other)
-
-
-def div(ctx, g):
-    input, other = ctx.args[:2]
-    if ctx.kwargs.get("rounding_mode") is not None:
-        return fit(g * 0, input), fit(g * 0, other)
-    grad_input = g / _conj(other) if isinstance(input, Tensor) else None
-    grad_other = -g * _conj(input) / _conj(other * other) if isinstance(other, Tensor) else None
-    return fit(grad_input, input), fit(grad_other, other)
-
-
-def pow(ctx, g):
-    base, exponent = ctx.args[:2]
-    grad_base = grad_exponent = None
-    if isinstance(base, Tensor):
-        if isinstance(exponent, Tensor) or exponent != 0:
-            grad_base = g * exponent * base ** (exponent - 1)
-        else:
-            grad_base = g * 0
-    if isinstance(exponent, Tensor):
-        result = _result(ctx, lambda: base ** exponent)
-        log_base = A.log(base) if isinstance(base, Tensor) else math.log(base)
-        grad_exponent = A.where((result == 0) & (exponent >= 0), 0.0, g * result * log_base) \
-            if isinstance(base, Tensor) else g * result * log_base
-    return fit(grad_base, base), fit(grad_exponent, exponent)
-
-
-def _derivative(op_name, function):
-    """A unary rule from ``function(x, result) -> f'(x)``: ``grad * conj(f'(x))``; ``result()`` gives the op's
-    output (recomputed, so it is recorded, when building a graph of the gradient)."""
-    def rule(ctx, g):
-        x = ctx.args[0]
-        return (fit(g * _conj(function(x, lambda: _result(ctx, lambda: getattr(A, op_name)(x)))), x),)
-    return rule
-
-
-def _zero_rule(ctx, g):
-    return (fit(g * 0, ctx.args[0]),)
-
-
-neg = _derivative("neg", lambda x, y: -1.0)
-abs = _derivative("abs", lambda x, y: A.sign(x))
-sqrt = _derivative("sqrt", lambda x, y: 0.5 / y())
-rsqrt = _derivative("rsqrt", lambda x, y: -0.5 * y() ** 3)
-reciprocal = _derivative("reciprocal", lambda x, y: -(y() * y()))
-square = _derivative("square", lambda x, y: 2 * x)
-exp = _derivative("exp", lambda x, y: y())
-exp2 = _derivative("exp2", lambda x, y: y() * math.log(2.0))
-expm1 = _derivative("expm1", lambda x, y: y() + 1)
-log = _derivative("log", lambda x, y: 1 / x)
-log2 = _derivative("log2", lambda x, y: 1 / (x * math.log(2.0)))
-log10 = _derivative("log10", lambda x, y: 1 / (x * math.log(10.0)))
-log1p = _derivative("log1p", lambda x, y: 1 / (1 + x))
-sin = _derivative("sin", lambda x, y: A.cos(x))
-cos = _derivative("cos", lambda x, y: -A.sin(x))
-tan = _derivative("tan", lambda x, y: 1 + y() * y())
-asin = _derivative("asin", lambda x, y: A.rsqrt(1 - x * x))
-acos = _derivative("acos", lambda x, y: -A.rsqrt(1 - x * x))
-atan = _derivative("atan", lambda x, y: 1 / (1 + x * x))
-sinh = _derivative("sinh", lambda x, y: A.cosh(x))
-cosh = _derivative("cosh", lambda x, y: A.sinh(x))
-tanh = _derivative("tanh", lambda x, y: 1 - y() * y())
-asinh = _derivative("asinh", lambda x, y: A.rsqrt(x * x + 1))
-acosh = _derivative("acosh", lambda x, y: A.rsqrt(x * x - 1))
-atanh = _derivative("atanh", lambda x, y: 1 / (1 - x * x))
-sigmoid = _derivative("sigmoid", lambda x, y: y() * (1 - y()))
-def relu(ctx, g):
-    x = ctx.args[0]
-    if not _grad_state.enabled and relu_gradient.supports(g, x):
-        return (relu_gradient.relu_gradient(g, x),)  # one pass; the recorded form below builds higher gradients
-    return (fit(A.where(x > 0, g, 0.0), x),)
-
-
-
-frac = _derivative("frac", lambda x, y: 1.0)
-floor = ceil = round = trunc = sign = floor_divide = _zero_rule
-
-
-def remainder(ctx, g):
-    input, other = ctx.args[:2]
-    return fit(g, input), fit(-g * A.floor_divide(input, other) if isinstance(other, Tensor) else None, other)
-
-
-def fmod(ctx, g):
-    input, other = ctx.args[:2]
-    return fit(g, input), fit(-g * A.trunc(input / other) if isinstance(other, Tensor) else None, other)
-
-
-def atan2(ctx, g):
-    y, x = ctx.args[:2]
-    denominator = x * x + y * y
-    return fit(g * x / denominator if isinstance(y, Tensor) else None, y), \
-        fit(-g * y / denominator if isinstance(x, Tensor) else None, x)
-
-
-def hypot(ctx, g):
-    a, b = ctx.args[:2]
-    result = _result(ctx, lambda: A.hypot(a, b))
-    return fit(g * a / result if isinstance(a, Tensor) else None, a), \
-        fit(g * b / result if isinstance(b, Tensor) else None, b)
-
-
-def copysign(ctx, g):
-    a, b = ctx.args[:2]
-    result = _result(ctx, lambda: A.copysign(a, b))
-    return fit(g * A.where(a == 0, 0.0, result / a), a), fit(g * 0 if isinstance(b, Tensor) else None, b)
-
-
+# ----- elementwise (the rules of the declared elementwise ops live with them, in ops/elementwise.py) -------
 def _extremum(pick_first):
     def rule(ctx, g):
         a, b = ctx.args[:2]
@@ -175,10 +50,6 @@ def _extremum(pick_first):
         return fit(g * (first - tie * 0.5) if isinstance(a, Tensor) else None, a), \
             fit(g * (1 - first + tie * 0.5) if isinstance(b, Tensor) else None, b)
     return rule
-
-
-maximum = fmax = _extremum(lambda a, b: a >= b)
-minimum = fmin = _extremum(lambda a, b: a <= b)
 
 
 def clamp(ctx, g):
@@ -439,8 +310,8 @@ mm = bmm = mv = dot = matmul
 
 def inner(ctx, g):
     a, b = ctx.args[:2]
-    if a.ndim == 0 or b.ndim == 0:
-        return mul(ctx, g)
+    if a.ndim == 0 or b.ndim == 0:  # inner with a scalar is a product
+        return fit(g * _conj(b), a), fit(g * _conj(a), b)
     a2 = a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
     b2 = b.reshape(math.prod(b.shape[:-1]), b.shape[-1])
     g2 = g.reshape(a2.shape[0], b2.shape[0])

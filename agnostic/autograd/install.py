@@ -7,11 +7,6 @@ from .._tensor import Tensor
 from . import derivatives as rules
 from .tracking import GradTensor, differentiable, differentiable_inplace
 
-_BINARY = ("add", "sub", "mul", "div", "pow", "atan2", "hypot", "copysign", "maximum", "minimum", "fmax", "fmin",
-           "remainder", "fmod", "floor_divide")
-_UNARY = ("neg", "abs", "sqrt", "rsqrt", "reciprocal", "square", "exp", "exp2", "expm1", "log", "log2", "log10",
-          "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-          "sigmoid", "relu", "frac", "floor", "ceil", "round", "trunc", "sign")
 _OTHERS = ("clamp", "where", "lerp", "nan_to_num", "softmax", "log_softmax", "sum", "mean", "prod", "var", "std", "max",
            "min", "amax", "amin", "norm", "logsumexp", "cumsum", "cumprod", "matmul", "mm", "bmm", "mv", "dot", "inner",
            "outer", "einsum", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as", "reshape_as",
@@ -20,29 +15,26 @@ _OTHERS = ("clamp", "where", "lerp", "nan_to_num", "softmax", "log_softmax", "su
            "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud", "roll", "tile", "repeat_interleave", "tril",
            "triu", "diagonal", "diag", "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_fill",
            "masked_select", "take")
-_ALIASES = {"subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div", "negative": "neg",
-            "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-            "clip": "clamp", "concat": "cat", "concatenate": "cat", "swapaxes": "transpose", "swapdims": "transpose",
+_ALIASES = {"clip": "clamp", "concat": "cat", "concatenate": "cat", "swapaxes": "transpose", "swapdims": "transpose",
             "moveaxis": "movedim"}
 _METHOD_ONLY = {"view": "view", "repeat": "repeat", "contiguous": "contiguous", "clone": "clone"}
 _CONVERSIONS = ("to", "cuda", "cpu", "float", "double", "half", "bfloat16", "cfloat", "cdouble", "type")
 _VIEWS = {"view", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as", "reshape", "reshape_as", "permute",
           "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as", "broadcast_to",
           "split", "chunk", "tensor_split", "unbind", "narrow", "diagonal"}
-_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow", "matmul": "matmul",
-              "mod": "remainder", "floordiv": "floor_divide"}
+_OPERATORS = {"matmul": "matmul"}
 _FACTORIES = ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "zeros_like",
               "ones_like", "empty_like", "full_like")
 _RANDOM_FACTORIES = ("rand", "randn", "rand_like", "randn_like", "normal")
 
 
 # Rules that need only their inputs' shapes, not values: modifying those inputs in place later is fine.
-_SHAPE_ONLY = ("add", "sub", "neg", "sum", "mean", "reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze",
+_SHAPE_ONLY = ("sum", "mean", "reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze",
                "view_as", "reshape_as", "contiguous", "permute", "transpose", "t", "matrix_transpose",
                "reversed_dims", "movedim", "expand", "cat", "stack", "hstack", "vstack", "split", "unbind", "narrow",
                "flip", "fliplr", "flipud", "roll", "repeat", "tile", "repeat_interleave", "tril", "triu", "diagonal",
                "diag", "getitem", "gather", "index_select", "index_add", "scatter_add", "masked_fill", "masked_select",
-               "take", "where", "cumsum", "clone", "conversion", "floor", "frac")
+               "take", "where", "cumsum", "clone", "conversion")
 for _name in _SHAPE_ONLY:
     getattr(rules, _name).shape_only = True
 
@@ -52,7 +44,7 @@ def _rule(name):
 
 
 def _install_functions(namespace, wrapped):
-    for name in _BINARY + _UNARY + _OTHERS + tuple(_ALIASES):
+    for name in _OTHERS + tuple(_ALIASES):
         original = getattr(namespace, name, None)
         if original is None:
             continue
@@ -62,7 +54,7 @@ def _install_functions(namespace, wrapped):
 
 
 def _install_methods(wrapped):
-    for name in _BINARY + _UNARY + _OTHERS + tuple(_ALIASES) + tuple(_METHOD_ONLY):
+    for name in _OTHERS + tuple(_ALIASES) + tuple(_METHOD_ONLY):
         original = Tensor.__dict__.get(name)
         if original is None or isinstance(original, property):
             continue
@@ -75,8 +67,6 @@ def _install_methods(wrapped):
         setattr(GradTensor, f"__{operator}__", differentiable(op_name, Tensor.__dict__[f"__{operator}__"], rule))
         setattr(GradTensor, f"__r{operator}__",
                 differentiable(op_name, Tensor.__dict__[f"__r{operator}__"], rules.reflected(rule)))
-    GradTensor.__neg__ = differentiable("neg", Tensor.__dict__["__neg__"], rules.neg)
-    GradTensor.__abs__ = differentiable("abs", Tensor.__dict__["__abs__"], rules.abs)
     GradTensor.__getitem__ = differentiable("select", Tensor.__dict__["__getitem__"], rules.getitem, is_view=True)
     GradTensor.T = property(differentiable("permute", Tensor.T.fget, rules.reversed_dims, is_view=True))
     GradTensor.mT = property(differentiable("transpose", Tensor.mT.fget, rules.matrix_transpose, is_view=True))
@@ -117,10 +107,9 @@ _overwrite_rule.shape_only = True
 
 
 def _install_inplace(wrapped):
-    inplace = {name + "_": name for name in _BINARY + _UNARY + ("clamp", "masked_fill", "scatter", "scatter_add",
-                                                                "index_add", "lerp", "nan_to_num")}
-    inplace.update({"clip_": "clamp", "true_divide_": "div", "subtract_": "sub", "multiply_": "mul",
-                    "divide_": "div", "negative_": "neg", "absolute_": "abs"})
+    inplace = {name + "_": name for name in ("clamp", "masked_fill", "scatter", "scatter_add", "index_add", "lerp",
+                                             "nan_to_num")}
+    inplace["clip_"] = "clamp"
     for method_name, op_name in inplace.items():
         original = Tensor.__dict__.get(method_name)
         function = wrapped.get(op_name) or GradTensor.__dict__.get(op_name)
@@ -139,13 +128,9 @@ def _install_inplace(wrapped):
         setitem_inplace(self, key, value)
 
     GradTensor.__setitem__ = setitem
-    for operator, method_name in {"iadd": "add_", "isub": "sub_", "imul": "mul_", "itruediv": "div_",
-                                  "ipow": "pow_"}.items():
-        setattr(GradTensor, f"__{operator}__", GradTensor.__dict__[method_name])
 
 
-_TENSOR_ARGUMENT_METHODS = _BINARY + ("subtract", "multiply", "divide", "true_divide", "arctan2", "where", "clamp",
-                                       "clip", "lerp", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer",
+_TENSOR_ARGUMENT_METHODS = ("where", "clamp", "clip", "lerp", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer",
                                        "masked_fill", "scatter", "scatter_add", "index_add")
 
 

@@ -228,7 +228,7 @@ def differentiable_inplace(op_name, inplace_forward, out_of_place):
             )
         result = out_of_place(differentiable_clone(self), *args, **kwargs)
         if result.dtype is not self.dtype:
-            from ..ops.elementwise import check_can_cast
+            from ..ops._registry import check_can_cast
 
             check_can_cast(result.dtype, self.dtype, op_name)
         _detached(self).copy_(_detached(result))

@@ -1,7 +1,8 @@
-"""Elementwise ops, generated from two tables (binary and unary), each with PyTorch's dtype rules.
+"""Elementwise ops, each declared once: its dtype rule, its implementation, its gradient and its docstring.
 
-Same-device, same-dtype calls take a short path straight to the backend ufunc; everything else goes through
-``_dispatch`` (device check, promotion, casting). Results are identical either way.
+The registry (``_registry``) turns each declaration into ``agnostic.<name>``, ``Tensor.<name>``, ``Tensor.<name>_``
+and its operators, all on one dispatch path. Gradients are written with tensor methods, so that they are recorded
+too when a graph of the gradient is built (``create_graph=True``).
 """
 
 import functools
@@ -11,43 +12,28 @@ import numpy
 
 from .. import _backend, _dtypes, _host_cache, _host_kernels
 from .._device import CPU
-from .._tensor import Tensor, _check_broadcast_into, _check_writable, wrap
+from .._tensor import Tensor, _check_writable
+from . import _division
 from ._dispatch import as_operand, call, check_same_device, finish, operand_array, result_dtype
+from ._registry import OPS, Elementwise, Result, broadcasting, refuse, write_result
 
-_ndarray = numpy.ndarray
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
+SAME, FLOAT, BOOL, LOGICAL = Result.SAME, Result.FLOAT, Result.BOOL, Result.LOGICAL
 
-
-def _floating_result(dtype):
-    """Integer and bool inputs compute in the default float dtype (``int / int`` is a float, as in PyTorch)."""
-    return _dtypes.get_default_dtype() if dtype.category < _FLOATING else dtype
-
-
-def _not_for(categories, message):
-    def check(name, dtype):
-        if dtype.category in categories:
-            # NotImplementedError is a RuntimeError, and what PyTorch raises for unsupported dtypes.
-            raise NotImplementedError(message.format(name=name, dtype=dtype))
-    return check
-
-
-_no_bool = _not_for((_BOOL,), '"{name}" is not implemented for {dtype}; convert the tensor with .int() or .float()')
-_no_complex = _not_for((_COMPLEX,), '"{name}" is not implemented for complex tensors ({dtype})')
-_no_bool_or_complex = _not_for((_BOOL, _COMPLEX), '"{name}" is not implemented for {dtype}')
-_integral_only = _not_for(
-    (_FLOATING, _COMPLEX), '"{name}" is only implemented for integer and bool tensors, got {dtype}'
-)
-
-
-_integers_only = _not_for(
-    (_BOOL, _FLOATING, _COMPLEX), '"{name}" is only implemented for integer tensors, got {dtype}'
-)
+# ----- dtype checks ---------------------------------------------------------------------------------------------
+no_bool = refuse((_BOOL,), '"{name}" is not implemented for {dtype}; convert the tensor with .int() or .float()')
+no_complex = refuse((_COMPLEX,), '"{name}" is not implemented for complex tensors ({dtype})')
+no_bool_or_complex = refuse((_BOOL, _COMPLEX), '"{name}" is not implemented for {dtype}')
+integral_only = refuse((_FLOATING, _COMPLEX), '"{name}" is only implemented for integer and bool tensors, got {dtype}')
+integers_only = refuse((_BOOL, _FLOATING, _COMPLEX), '"{name}" is only implemented for integer tensors, got {dtype}')
+ordered_only = refuse((_COMPLEX,), '"{name}" is not supported for complex tensors: complex numbers have no order')
+floating_only = refuse((_BOOL, _INTEGER, _COMPLEX), '"{name}" needs a floating tensor, got {dtype}')
 
 
 def _no_bool_subtraction(name, dtype):
     if dtype is _dtypes.bool:
         raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
 
@@ -60,216 +46,37 @@ def _no_bool_negation(name, dtype):
         )
 
 
-class _Op:
-    """One elementwise op: backend function name, dtype rule, and input check."""
-
-    def __init__(self, name, backend_name, kind, check=None, compose=None, host_large=None):
-        self.name = name
-        self.backend_name = backend_name
-        self.kind = kind  # "same": result in the promoted type; "float": ints become floats; "bool": bool result
-        self.check = check
-        self.compose = compose  # (xp, *arrays) -> array, for ops the backends lack
-        self.numpy_function = compose and (lambda *arrays: compose(numpy, *arrays)) or getattr(numpy, backend_name)
-        # The NumPy call for large CPU results, written into a reused buffer (see _host_cache); None: as small ones.
-        if host_large is None and isinstance(self.numpy_function, numpy.ufunc):
-            host_large = functools.partial(_host_cache.apply, self.numpy_function)
-        self.host_large = host_large
-        self._cupy_function = None
-        self.fast_dtypes = frozenset(
-            d.numpy_dtype for d in _dtypes.ALL_DTYPES if d is not _dtypes.bfloat16 and self._fast(d)
-        )
-
-    def _fast(self, dtype):
-        """Whether a same-dtype call needs no casting (the backend's result type already is PyTorch's)."""
-        try:
-            self.types(dtype)
-        except RuntimeError:
-            return False
-        if self.kind == "logical":
-            return dtype.category != _COMPLEX  # CuPy's logical ufuncs take no complex: cast to bool first
-        return self.kind != "float" or dtype.category >= _FLOATING
-
-    def types(self, dtype):
-        """(compute dtype, result dtype) for inputs promoted to ``dtype``; raises for unsupported dtypes."""
-        if self.check is not None:
-            self.check(self.name, dtype)
-        if self.kind == "same":
-            return dtype, dtype
-        if self.kind == "float":
-            floating = _floating_result(dtype)
-            return floating, floating
-        if self.kind == "logical":
-            return _dtypes.bool, _dtypes.bool
-        return dtype, _dtypes.bool
-
-    def function(self, device):
-        if device is CPU:
-            return self.numpy_function
-        if self._cupy_function is None:
-            cupy = _backend.require_cupy()
-            compose = self.compose
-            self._cupy_function = (
-                (lambda *arrays: compose(cupy, *arrays)) if compose else getattr(cupy, self.backend_name)
-            )
-        return self._cupy_function
+def _no_bool_operand_subtraction(input, other, compute):
+    """PyTorch refuses ``-`` whenever an operand is bool, even when promotion makes the result a number."""
+    if any(isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype is _dtypes.bool) for x in (input, other)):
+        _no_bool_subtraction("sub", _dtypes.bool)
 
 
-# ----- binary ops ------------------------------------------------------------------------------------------------
-def _check_ordered(name, dtype):
-    if dtype.category == _COMPLEX:
-        raise NotImplementedError(f'"{name}" is not supported for complex tensors: complex numbers have no order')
+def _nonzero_integer_divisor(input, other, compute):
+    if compute.category != _INTEGER:
+        return
+    zero = bool((other == 0).any()) if isinstance(other, Tensor) else other == 0
+    if zero:
+        raise ZeroDivisionError("integer division by zero; divide floating-point tensors to get inf/nan instead")
 
 
-_BINARY = {
-    "add": _Op("add", "add", "same"),
-    "sub": _Op("sub", "subtract", "same", _no_bool_subtraction),
-    "mul": _Op("mul", "multiply", "same"),
-    "div": _Op("div", "true_divide", "float"),
-    "floor_divide": _Op("floor_divide", "floor_divide", "same", _no_bool_or_complex),
-    "remainder": _Op("remainder", "remainder", "same", _no_bool_or_complex),
-    "fmod": _Op("fmod", "fmod", "same", _no_bool_or_complex),
-    "pow": _Op("pow", "power", "same", _no_bool),
-    "eq": _Op("eq", "equal", "bool"),
-    "ne": _Op("ne", "not_equal", "bool"),
-    "lt": _Op("lt", "less", "bool", _check_ordered),
-    "le": _Op("le", "less_equal", "bool", _check_ordered),
-    "gt": _Op("gt", "greater", "bool", _check_ordered),
-    "ge": _Op("ge", "greater_equal", "bool", _check_ordered),
-    "logical_and": _Op("logical_and", "logical_and", "logical"),
-    "logical_or": _Op("logical_or", "logical_or", "logical"),
-    "logical_xor": _Op("logical_xor", "logical_xor", "logical"),
-    "bitwise_and": _Op("bitwise_and", "bitwise_and", "same", _integral_only),
-    "bitwise_or": _Op("bitwise_or", "bitwise_or", "same", _integral_only),
-    "bitwise_xor": _Op("bitwise_xor", "bitwise_xor", "same", _integral_only),
-    "bitwise_left_shift": _Op("bitwise_left_shift", "left_shift", "same", _integers_only),
-    "bitwise_right_shift": _Op("bitwise_right_shift", "right_shift", "same", _integers_only),
-    "maximum": _Op("maximum", "maximum", "same", _check_ordered),
-    "minimum": _Op("minimum", "minimum", "same", _check_ordered),
-    "fmax": _Op("fmax", "fmax", "same", _check_ordered),
-    "fmin": _Op("fmin", "fmin", "same", _check_ordered),
-    "atan2": _Op("atan2", "arctan2", "float", _no_complex),
-    "hypot": _Op("hypot", "hypot", "float", _no_complex),
-    "copysign": _Op("copysign", "copysign", "float", _no_complex),
-}
+def _no_negative_integer_power(input, other, compute):
+    if compute.category == _INTEGER and not isinstance(other, Tensor) and other < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed; use a float base or exponent")
 
 
-# Integer powers and divisions check their right operand first, so they never take the short path.
-for _name in ("pow", "floor_divide", "remainder", "fmod"):
-    _BINARY[_name].fast_dtypes = frozenset(d for d in _BINARY[_name].fast_dtypes if d.kind in "fc")
+# ----- implementations the backends lack --------------------------------------------------------------------------
+def _large(ufunc):
+    """The NumPy call for a large CPU result, written into a reused buffer (see ``_host_cache``)."""
+    return functools.partial(_host_cache.apply, ufunc)
 
 
-_new_tensor = object.__new__
-_SCALARS_FOR_FLOATS = (float, int)
-
-
-def _binary(op, input, other):
-    # Short path: nothing to promote or move, so the backend's ufunc result already is PyTorch's.
-    if type(input) is Tensor:
-        device = input._device
-        a = input._data
-        if type(other) is Tensor:
-            if other._device is device:
-                b = other._data
-                if a.dtype is b.dtype and a.dtype in op.fast_dtypes:
-                    return _fast_result(op, device, a, b)
-        elif type(other) in _SCALARS_FOR_FLOATS and a.dtype.kind in "fc" and a.dtype in op.fast_dtypes:
-            return _fast_result(op, device, a, other)
-    elif type(input) in _SCALARS_FOR_FLOATS and type(other) is Tensor:
-        b = other._data
-        if b.dtype.kind in "fc" and b.dtype in op.fast_dtypes:
-            return _fast_result(op, other._device, input, b)
-    return _binary_general(op, input, other)
-
-
-def broadcast_error(*shapes):
-    """PyTorch's error for shapes that don't broadcast, naming the first mismatching dimension."""
-    shapes = [tuple(shape) for shape in shapes]
-    ndim = max(len(shape) for shape in shapes)
-    padded = [(1,) * (ndim - len(shape)) + shape for shape in shapes]
-    for dim in range(ndim):
-        sizes = [shape[dim] for shape in padded if shape[dim] != 1]
-        if len(set(sizes)) > 1:
-            return RuntimeError(f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({sizes[1]}) "
-                                f"at non-singleton dimension {dim}")
-    return RuntimeError(f"shapes {[list(shape) for shape in shapes]} cannot be broadcast together")
-
-
-def _checked(function, *arrays):
-    """Call a backend function, turning its broadcasting ValueError into PyTorch's RuntimeError."""
-    try:
-        return function(*arrays)
-    except ValueError:
-        shapes = [a.shape for a in arrays if hasattr(a, "shape")]
-        if len(shapes) > 1 and _broadcastable(shapes):
-            raise
-        raise broadcast_error(*shapes) from None
-
-
-def _broadcastable(shapes):
-    try:
-        numpy.broadcast_shapes(*shapes)
-        return True
-    except ValueError:
-        return False
-
-
-def _fast_result(op, device, a, b):
-    tensor = _new_tensor(Tensor)
-    tensor._device = device
-    if device is CPU:
-        if op.host_large is not None and _host_cache.is_large(a if type(a) is _ndarray else b):
-            tensor._data = _checked(op.host_large, a, b)
-            return tensor
-        out = _checked(op.numpy_function, a, b)
-        tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
-        return tensor
-    with _backend.on(device):
-        out = _checked(op.function(device), a, b)
-        expected = a.dtype if hasattr(a, "dtype") else b.dtype
-        if op.kind != "bool" and op.kind != "logical" and out.dtype != expected:
-            out = out.astype(expected)  # a CuPy without NumPy 2's weak-scalar rule
-    tensor._data = out
-    return tensor
-
-
-def _binary_general(op, input, other):
-    input = as_operand(input, "input")
-    other = as_operand(other, "other")
-    tensors = [x for x in (input, other) if isinstance(x, Tensor)]
-    if not tensors:
-        raise TypeError(f"{op.name}(): expected at least one Tensor argument, got two Python numbers")
-    device = check_same_device(*tensors)
-    if op.name == "sub" and (any(t.dtype is _dtypes.bool for t in tensors)
-                             or isinstance(input, bool) or isinstance(other, bool)):
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with a bool tensor is not supported. "
-            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
-        )
-    promoted = result_dtype(input, other)
-    compute, result = op.types(promoted)
-    if op.name == "pow":
-        _check_integer_power(compute, other)
-    elif op.name in _INTEGER_DIVISIONS and compute.category == _INTEGER:
-        _check_integer_divisor(other)
-    if op.kind == "logical" and promoted is not compute:
-        # As PyTorch: truth taken in the common dtype (a float64 1e-300 beside a float16 tensor is 0 there).
-        a, b = (_truth(operand_array(x, promoted, device), device) for x in (input, other))
-    else:
-        a = operand_array(input, compute, device)
-        b = operand_array(other, compute, device)
-    if op.name == "pow" and compute.category == _INTEGER and isinstance(other, Tensor):
-        xp = _backend.namespace(device)
-        return finish(call(device, _checked, lambda base, exponent: _integer_power(xp, base, exponent), a, b),
-                      result, device)
-    return finish(call(device, _checked, op.function(device), a, b), result, device)
-
-
-def _truth(array, device):
-    return call(device, array.astype, numpy.bool_)
-
-
-def _integer_power(xp, base, exponent):
-    """Integer powers with negative exponents, as PyTorch: 1 ** n = 1, (-1) ** n = +-1, anything else 0."""
+def _power(xp, base, exponent):
+    """Powers, and integer powers with negative exponents as PyTorch: 1 ** n = 1, (-1) ** n = +-1, else 0."""
+    if not hasattr(base, "dtype"):
+        base = exponent.dtype.type(base)  # a Python number: in the tensor's dtype, as the direct plan promised
+    if base.dtype.kind not in "iu" or getattr(exponent, "ndim", None) is None:
+        return xp.power(base, exponent)
     negative = exponent < 0
     powers = xp.power(base, xp.where(negative, 0, exponent).astype(exponent.dtype))
     odd = (xp.abs(exponent) % 2).astype(bool)
@@ -277,165 +84,16 @@ def _integer_power(xp, base, exponent):
     return xp.where(negative, special, powers)
 
 
-_INTEGER_DIVISIONS = ("floor_divide", "remainder", "fmod")
+def _numpy_where_identical(name):
+    """The CPU form of a ``_division`` function: NumPy's own ufunc for the dtypes where it gives the same bits
+    (faster), the generic function for the others."""
+    ufunc = getattr(numpy, name)
+    generic = getattr(_division, name)
+    identical = frozenset(numpy.dtype(dtype) for dtype in _division.NUMPY_EQUIVALENTS[name])
 
-
-def _check_integer_divisor(divisor):
-    zero = bool((divisor == 0).any()) if isinstance(divisor, Tensor) else divisor == 0
-    if zero:
-        raise ZeroDivisionError("integer division by zero; divide floating-point tensors to get inf/nan instead")
-
-
-def _check_integer_power(dtype, exponent):
-    if dtype.category != _INTEGER or isinstance(exponent, Tensor):
-        return  # tensor exponents: see _integer_power
-    if exponent < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed; use a float base or exponent")
-
-
-def _binary_inplace(op, self, other):
-    _check_writable(self)
-    if isinstance(other, Tensor) and other._device is self._device:  # a Parameter too (a bias added in place)
-        a = self._data
-        b = other._data
-        if a.dtype is b.dtype and a.dtype in op.fast_dtypes and op.kind in ("same", "float"):
-            _check_broadcast_into(self, b.shape, op.name + "_")
-            call(self._device, op.function(self._device), a, b, out=a)
-            return self
-    result = _binary_general(op, self, other)
-    return _write_result(self, result, op.name + "_")
-
-
-def _write_result(self, result, name):
-    """Store an out-of-place result into ``self`` after PyTorch's in-place checks (shape and castability)."""
-    if result._device is not self._device:
-        raise RuntimeError(
-            f"{name}: the result is on {result._device} but the output tensor is on {self._device}; "
-            "move the inputs to the output's device first"
-        )
-    _check_broadcast_into(self, result._data.shape, name)
-    check_can_cast(result.dtype, self.dtype, name)
-    with _backend.on(self._device):
-        _backend.namespace(self._device).copyto(self._data, result._data, casting="unsafe")
-    return self
-
-
-def check_can_cast(source, target, name):
-    """PyTorch's rule for writing results: no float -> integer, complex -> real, or non-bool -> bool."""
-    if source.category > target.category:
-        raise RuntimeError(
-            f"{name}: result type {source.name} can't be cast to the desired output type {target.name}; "
-            f"convert self first (e.g. self.to({source!r}))"
-        )
-
-
-def _make_binary(op):
-    def function(input, other, *, out=None):
-        result = _binary(op, input, other)
-        return _write_result(out, result, op.name) if out is not None else result
-
-    function.__name__ = op.name
-    function.__doc__ = f"Elementwise ``{op.name}`` with broadcasting and PyTorch's type promotion."
-    return function
-
-
-def _make_inplace(op):
-    def method(self, other):
-        return _binary_inplace(op, self, other)
-
-    method.__name__ = op.name + "_"
-    method.__doc__ = f"In-place ``{op.name}``; ``self`` keeps its shape and dtype."
-    return method
-
-
-binary_functions = {name: _make_binary(op) for name, op in _BINARY.items()}
-binary_inplace_methods = {name + "_": _make_inplace(op) for name, op in _BINARY.items()}
-
-
-def add(input, other, *, alpha=1, out=None):
-    """``input + alpha * other``, with broadcasting and PyTorch's type promotion."""
-    if alpha != 1:
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    return binary_functions["add"](input, other, out=out)
-
-
-def sub(input, other, *, alpha=1, out=None):
-    """``input - alpha * other``."""
-    if alpha != 1:
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    return binary_functions["sub"](input, other, out=out)
-
-
-def div(input, other, *, rounding_mode=None, out=None):
-    """True division (``rounding_mode=None``), or ``"trunc"`` / ``"floor"`` rounding, as ``torch.div``."""
-    if rounding_mode is None:
-        return binary_functions["div"](input, other, out=out)
-    if rounding_mode not in ("floor", "trunc"):
-        raise ValueError(f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
-    dtype = result_dtype(as_operand(input), as_operand(other))
-    if dtype is _dtypes.bool:
-        raise NotImplementedError(f'"div_{rounding_mode}" is not implemented for bool tensors')
-    if rounding_mode == "floor":
-        return binary_functions["floor_divide"](input, other, out=out)
-    if rounding_mode == "trunc":
-        if dtype.category <= _INTEGER:
-            _check_integer_divisor(other)
-        input, other = (x.to(dtype) if isinstance(x, Tensor) else x for x in (input, other))
-        quotient = binary_functions["div"](input, other)
-        result = trunc(quotient).to(dtype)
-        return _write_result(out, result, "div") if out is not None else result
-    raise ValueError(f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
-
-
-mul = binary_functions["mul"]
-true_divide = divide = binary_functions["div"]
-multiply = mul
-subtract = sub
-floor_divide = binary_functions["floor_divide"]
-remainder = binary_functions["remainder"]
-fmod = binary_functions["fmod"]
-pow = binary_functions["pow"]
-eq, ne, lt, le, gt, ge = (binary_functions[n] for n in ("eq", "ne", "lt", "le", "gt", "ge"))
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-logical_and = binary_functions["logical_and"]
-logical_or = binary_functions["logical_or"]
-logical_xor = binary_functions["logical_xor"]
-bitwise_and = binary_functions["bitwise_and"]
-bitwise_or = binary_functions["bitwise_or"]
-bitwise_xor = binary_functions["bitwise_xor"]
-bitwise_left_shift = binary_functions["bitwise_left_shift"]
-bitwise_right_shift = binary_functions["bitwise_right_shift"]
-maximum = binary_functions["maximum"]
-minimum = binary_functions["minimum"]
-fmax = binary_functions["fmax"]
-fmin = binary_functions["fmin"]
-atan2 = arctan2 = binary_functions["atan2"]
-hypot = binary_functions["hypot"]
-copysign = binary_functions["copysign"]
-
-
-# ----- unary ops -------------------------------------------------------------------------------------------------
-def _sigmoid(xp, x):
-    return xp.reciprocal(1 + xp.exp(-x))
-
-
-def _rsqrt(xp, x):
-    return xp.reciprocal(xp.sqrt(x))
-
-
-def _reciprocal(xp, x):
-    return xp.reciprocal(x)
-
-
-def _relu(xp, x):
-    return xp.maximum(x, x.dtype.type(0))
-
-
-def _large_relu(x):
-    out = _host_cache.empty(x.shape, x.dtype)
-    if _host_kernels.relu(x, out):
-        return out
-    return numpy.maximum(x, x.dtype.type(0), out=out)
+    def compute(a, b):
+        return ufunc(a, b) if a.dtype in identical else generic(numpy, a, b)
+    return compute
 
 
 def _rounding(backend_name):
@@ -457,103 +115,375 @@ def _frac(xp, x):
     return x - xp.trunc(x)
 
 
-_UNARY = {op.name: op for op in (
-    _Op("neg", "negative", "same", _no_bool_negation),
-    _Op("abs", "absolute", "same", _no_bool),
-    _Op("sign", "sign", "same", _no_complex, compose=_sign),
-    _Op("floor", "floor", "same", _no_complex, compose=_rounding("floor")),
-    _Op("ceil", "ceil", "same", _no_complex, compose=_rounding("ceil")),
-    _Op("trunc", "trunc", "same", _no_complex, compose=_rounding("trunc")),
-    _Op("round", "rint", "same", _no_complex, compose=_rounding("rint")),
-    _Op("frac", "frac", "same", _not_for((_BOOL, _INTEGER, _COMPLEX), '"frac" needs a floating tensor, got {dtype}'),
-        compose=_frac),
-    _Op("square", "square", "same", compose=_square),
-    _Op("relu", "relu", "same", _no_bool_or_complex, compose=_relu, host_large=_large_relu),
-    _Op("bitwise_not", "invert", "same", _integral_only),
-    _Op("logical_not", "logical_not", "logical"),
-    _Op("isnan", "isnan", "bool"),
-    _Op("isinf", "isinf", "bool"),
-    _Op("isfinite", "isfinite", "bool"),
-    _Op("sqrt", "sqrt", "float"),
-    _Op("rsqrt", "rsqrt", "float", compose=_rsqrt),
-    _Op("reciprocal", "reciprocal", "float", compose=_reciprocal),
-    _Op("exp", "exp", "float"),
-    _Op("exp2", "exp2", "float"),
-    _Op("expm1", "expm1", "float"),
-    _Op("log", "log", "float"),
-    _Op("log2", "log2", "float"),
-    _Op("log10", "log10", "float"),
-    _Op("log1p", "log1p", "float"),
-    _Op("sin", "sin", "float"),
-    _Op("cos", "cos", "float"),
-    _Op("tan", "tan", "float"),
-    _Op("asin", "arcsin", "float"),
-    _Op("acos", "arccos", "float"),
-    _Op("atan", "arctan", "float"),
-    _Op("sinh", "sinh", "float"),
-    _Op("cosh", "cosh", "float"),
-    _Op("tanh", "tanh", "float"),
-    _Op("asinh", "arcsinh", "float"),
-    _Op("acosh", "arccosh", "float"),
-    _Op("atanh", "arctanh", "float"),
-    _Op("sigmoid", "sigmoid", "float", compose=_sigmoid),
-)}
+def _relu(xp, x):
+    return xp.maximum(x, x.dtype.type(0))
 
 
-def _unary(op, input):
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    a = input._data
-    device = input._device
-    if a.dtype in op.fast_dtypes:
-        if device is CPU:
-            if op.host_large is not None and _host_cache.is_large(a):
-                return wrap(op.host_large(a), device)
-            out = op.numpy_function(a)
-            return wrap(out if type(out) is _ndarray else numpy.asarray(out), device)
-        with _backend.on(device):
-            return wrap(op.function(device)(a), device)
-    compute, result = op.types(input.dtype)
-    array = operand_array(input, compute, device)
-    return finish(call(device, op.function(device), array), result, device)
+def _large_relu(x):
+    out = _host_cache.empty(x.shape, x.dtype)
+    if _host_kernels.relu(x, out):
+        return out
+    return numpy.maximum(x, x.dtype.type(0), out=out)
 
 
-def _make_unary(op):
-    def function(input, *, out=None):
-        result = _unary(op, input)
-        return _write_result(out, result, op.name) if out is not None else result
-
-    function.__name__ = op.name
-    function.__doc__ = f"Elementwise ``{op.name}``, with PyTorch's result dtype."
-    return function
+def _sigmoid(xp, x):
+    return xp.reciprocal(1 + xp.exp(-x))
 
 
-def _make_unary_inplace(op):
-    def method(self):
-        _check_writable(self)
-        return _write_result(self, _unary(op, self), op.name + "_")
-
-    method.__name__ = op.name + "_"
-    method.__doc__ = f"In-place ``{op.name}``."
-    return method
+def _rsqrt(xp, x):
+    return xp.reciprocal(xp.sqrt(x))
 
 
-unary_functions = {name: _make_unary(op) for name, op in _UNARY.items()}
-unary_inplace_methods = {name + "_": _make_unary_inplace(op) for name, op in _UNARY.items()
-                         if op.kind not in ("bool",)}
-globals().update(unary_functions)
-negative = unary_functions["neg"]
-absolute = unary_functions["abs"]
-arcsin, arccos, arctan = unary_functions["asin"], unary_functions["acos"], unary_functions["atan"]
-trunc = unary_functions["trunc"]
-round = unary_functions["round"]
+def _reciprocal(xp, x):
+    return xp.reciprocal(x)
 
 
-# ----- ops with extra arguments ----------------------------------------------------------------------------------
+# ----- gradient helpers -------------------------------------------------------------------------------------------
+def _conj(x):
+    return x.conj() if isinstance(x, Tensor) and x.dtype.is_complex else x
+
+
+def _zero(grad):
+    return grad * 0
+
+
+def _first_of_pair(pick_first):
+    """maximum/minimum: the gradient goes to the operand picked, split evenly between equal operands."""
+    def gradients(grad, input, other):
+        tie = (input == other).to(grad.dtype) if isinstance(other, Tensor) else 0.0
+        first = pick_first(input, other).to(grad.dtype)
+        return grad * (first - tie * 0.5), grad * (1 - first + tie * 0.5)
+    return {"input": lambda grad, input, other: gradients(grad, input, other)[0],
+            "other": lambda grad, input, other: gradients(grad, input, other)[1]}
+
+
+def _relu_gradient(grad, input):
+    from . import _relu_gradient as one_pass
+    from ..autograd.grad_mode import is_grad_enabled
+
+    if not is_grad_enabled() and one_pass.supports(grad, input):
+        return one_pass.relu_gradient(grad, input)  # one pass; the recorded form below builds higher gradients
+    return grad.masked_fill(~(input > 0), 0.0)
+
+
+# ----- binary ops -------------------------------------------------------------------------------------------------
+def _binary(name, result, implementation, **declaration):
+    if isinstance(implementation, str) and "large_cpu" not in declaration:
+        declaration["large_cpu"] = _large(getattr(numpy, implementation))
+    return Elementwise(name, 2, result, implementation, **declaration).function
+
+
+add = _binary("add", SAME, "add", alpha=True, operator="add", gradients={
+    "input": lambda grad: grad, "other": lambda grad: grad}, doc="""\
+``input + alpha * other``, broadcasting, in the dtype PyTorch's promotion gives (``torch.add``).
+
+    >>> agnostic.add(agnostic.tensor([1, 2]), agnostic.tensor([10, 20]), alpha=2)
+    tensor([21, 42])
+""")
+sub = _binary("sub", SAME, "subtract", check=_no_bool_subtraction, check_operands=_no_bool_operand_subtraction,
+              alpha=True, operator="sub", aliases=("subtract",),
+              gradients={"input": lambda grad: grad, "other": lambda grad: -grad}, doc="""\
+``input - alpha * other`` (``torch.sub``, alias ``subtract``); bool operands are refused, as in PyTorch.
+
+    >>> agnostic.sub(agnostic.tensor([5.0, 7.0]), 2)
+    tensor([3., 5.])
+""")
+mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), gradients={
+    "input": lambda grad, other: grad * _conj(other),
+    "other": lambda grad, input: grad * _conj(input)}, doc="""\
+``input * other``, elementwise (``torch.mul``, alias ``multiply``).
+
+    >>> agnostic.mul(agnostic.tensor([1.5, 2.0]), 2)
+    tensor([3., 4.])
+""")
+_true_divide = Elementwise("div", 2, FLOAT, "true_divide", large_cpu=_large(numpy.true_divide), operator="truediv",
+                           gradients={"input": lambda grad, other: grad / _conj(other),
+                                      "other": lambda grad, input, other: -grad * _conj(input) / _conj(other * other)},
+                           doc="""\
+True division: integers divide to the default float dtype (``torch.true_divide``; ``div`` adds rounding modes).
+
+    >>> agnostic.true_divide(agnostic.tensor([7, -7]), 2)
+    tensor([ 3.5000, -3.5000])
+""")
+def _division_op(name, **declaration):
+    """floor_divide, remainder and fmod: PyTorch's formulas on every device (``_division``), not each backend's own."""
+    return _binary(name, SAME, getattr(_division, name), cpu_implementation=_numpy_where_identical(name),
+                   check=no_bool_or_complex, check_operands=_nonzero_integer_divisor, **declaration)
+
+
+floor_divide = _division_op("floor_divide", operator="floordiv", gradients={"input": _zero, "other": _zero}, doc="""\
+``input / other`` rounded down (``torch.floor_divide``, ``div(rounding_mode='floor')``).
+
+    >>> agnostic.floor_divide(agnostic.tensor([7, -7]), 2)
+    tensor([ 3, -4])
+""")
+remainder = _division_op("remainder", operator="mod", gradients={
+    "input": lambda grad: grad, "other": lambda grad, input, other: -grad * floor_divide(input, other)}, doc="""\
+The remainder of floor division, with the sign of ``other`` (Python's ``%``, ``torch.remainder``).
+
+    >>> agnostic.remainder(agnostic.tensor([7, -7]), 3)
+    tensor([1, 2])
+""")
+fmod = _division_op("fmod", gradients={
+    "input": lambda grad: grad, "other": lambda grad, input, other: -grad * (input / other).trunc()}, doc="""\
+The remainder of truncated division, with the sign of ``input`` (C's ``fmod``, ``torch.fmod``).
+
+    >>> agnostic.fmod(agnostic.tensor([7, -7]), 3)
+    tensor([ 1, -1])
+""")
+_trunc_divide = Elementwise("div_trunc", 2, SAME, _division.trunc_divide, check=no_bool_or_complex,
+                            check_operands=_nonzero_integer_divisor, public=False,
+                            gradients={"input": _zero, "other": _zero},
+                            doc="``input / other`` rounded toward zero, in the promoted dtype.")
+
+
+def _pow_base_gradient(grad, input, other):
+    if not isinstance(other, Tensor) and other == 0:
+        return grad * 0
+    return grad * other * input ** (other - 1)
+
+
+def _pow_exponent_gradient(grad, input, other, result):
+    log_base = input.log() if isinstance(input, Tensor) else math.log(input)
+    gradient = grad * result * log_base
+    if isinstance(input, Tensor):
+        gradient = gradient.masked_fill((result == 0) & (other >= 0), 0.0)
+    return gradient
+
+
+pow = _binary("pow", SAME, _power, check=no_bool, check_operands=_no_negative_integer_power, operator="pow",
+              large_cpu=_large(numpy.power), gradients={"input": _pow_base_gradient, "other": _pow_exponent_gradient},
+              doc="""\
+``input ** other``, elementwise; integer powers wrap like C integers, and negative integer exponents of an integer
+tensor give 1, -1 or 0 as in PyTorch (``torch.pow``).
+
+    >>> agnostic.pow(agnostic.tensor([2, 3]), 2)
+    tensor([4, 9])
+""")
+
+
+def _comparison(name, implementation, symbol, aliases=(), check=None):
+    return _binary(name, BOOL, implementation, check=check, operator=name, reflected=False, aliases=aliases, doc=f"""\
+``input {symbol} other``, elementwise, as a bool tensor (``torch.{name}``{''.join(', alias ``' + a + '``'
+                                                                              for a in aliases)}).
+
+    >>> agnostic.{name}(agnostic.tensor([1, 2, 3]), 2)
+    tensor([{', '.join(str(eval(f'{v} {symbol} 2')) for v in (1, 2, 3))}])
+""")
+
+
+eq = _comparison("eq", "equal", "==")
+ne = _comparison("ne", "not_equal", "!=", aliases=("not_equal",))
+lt = _comparison("lt", "less", "<", aliases=("less",), check=ordered_only)
+le = _comparison("le", "less_equal", "<=", aliases=("less_equal",), check=ordered_only)
+gt = _comparison("gt", "greater", ">", aliases=("greater",), check=ordered_only)
+ge = _comparison("ge", "greater_equal", ">=", aliases=("greater_equal",), check=ordered_only)
+
+
+def _logical(name, implementation, meaning):
+    return _binary(name, LOGICAL, implementation, doc=f"""\
+Elementwise logical {meaning} of the operands' truth values (nonzero is true), as a bool tensor (``torch.{name}``).
+
+    >>> agnostic.{name}(agnostic.tensor([0, 1, 2]), agnostic.tensor([1, 1, 0]))
+    tensor([{', '.join(str(getattr(numpy, name)(a, b)) for a, b in ((0, 1), (1, 1), (2, 0)))}])
+""")
+
+
+logical_and = _logical("logical_and", "logical_and", "and")
+logical_or = _logical("logical_or", "logical_or", "or")
+logical_xor = _logical("logical_xor", "logical_xor", "exclusive or")
+
+
+def _bitwise(name, implementation, symbol, operator, check=integral_only):
+    return _binary(name, SAME, implementation, check=check, operator=operator, doc=f"""\
+``input {symbol} other`` on the bits of integer (or bool) tensors (``torch.{name}``).
+
+    >>> agnostic.{name}(agnostic.tensor([12]), agnostic.tensor([10]))
+    tensor([{eval(f'12 {symbol} 10')}])
+""")
+
+
+bitwise_and = _bitwise("bitwise_and", "bitwise_and", "&", "and")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or", "|", "or")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor", "^", "xor")
+bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift", "<<", "lshift", check=integers_only)
+bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift", ">>", "rshift", check=integers_only)
+
+
+def _extremum(name, implementation, meaning, pick_first, nan):
+    return _binary(name, SAME, implementation, check=ordered_only, gradients=_first_of_pair(pick_first), doc=f"""\
+The elementwise {meaning} of two tensors; {nan} (``torch.{name}``).
+
+    >>> agnostic.{name}(agnostic.tensor([1.0, 5.0]), agnostic.tensor([3.0, 2.0]))
+    tensor([{', '.join(f'{getattr(numpy, implementation)(a, b):.0f}.' for a, b in ((1, 3), (5, 2)))}])
+""")
+
+
+maximum = _extremum("maximum", "maximum", "maximum", lambda a, b: a >= b, "NaN wins")
+minimum = _extremum("minimum", "minimum", "minimum", lambda a, b: a <= b, "NaN wins")
+fmax = _extremum("fmax", "fmax", "maximum", lambda a, b: a >= b, "a NaN loses to a number")
+fmin = _extremum("fmin", "fmin", "minimum", lambda a, b: a <= b, "a NaN loses to a number")
+
+atan2 = _binary("atan2", FLOAT, "arctan2", check=no_complex, aliases=("arctan2",), gradients={
+    "input": lambda grad, input, other: grad * other / (other * other + input * input),
+    "other": lambda grad, input, other: -grad * input / (other * other + input * input)}, doc="""\
+The angle of the point ``(other, input)``, in radians, quadrant-aware (``torch.atan2``, alias ``arctan2``).
+
+    >>> agnostic.atan2(agnostic.tensor([1.0]), agnostic.tensor([1.0]))
+    tensor([0.7854])
+""")
+hypot = _binary("hypot", FLOAT, "hypot", check=no_complex, gradients={
+    "input": lambda grad, input, result: grad * input / result,
+    "other": lambda grad, other, result: grad * other / result}, doc="""\
+``sqrt(input ** 2 + other ** 2)`` without overflow in the squares (``torch.hypot``).
+
+    >>> agnostic.hypot(agnostic.tensor([3.0]), agnostic.tensor([4.0]))
+    tensor([5.])
+""")
+copysign = _binary("copysign", FLOAT, "copysign", check=no_complex, gradients={
+    "input": lambda grad, input, result: grad * (result / input).masked_fill(input == 0, 0.0),
+    "other": _zero}, doc="""\
+The magnitude of ``input`` with the sign of ``other`` (``torch.copysign``).
+
+    >>> agnostic.copysign(agnostic.tensor([1.0, 2.0]), -1.0)
+    tensor([-1., -2.])
+""")
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """``input / other``: true division (integers divide to the default float dtype) or, with ``rounding_mode``
+    ``"trunc"`` or ``"floor"``, the quotient rounded that way in the promoted dtype (``torch.div``, aliases
+    ``divide`` and ``true_divide``).
+
+        >>> agnostic.div(agnostic.tensor([7, -7]), 2)
+        tensor([ 3.5000, -3.5000])
+        >>> agnostic.div(agnostic.tensor([7, -7]), 2, rounding_mode="trunc")
+        tensor([ 3, -3])
+    """
+    if rounding_mode is None:
+        return _true_divide.function(input, other, out=out)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    dtype = result_dtype(as_operand(input), as_operand(other))
+    if dtype is _dtypes.bool:
+        raise NotImplementedError(f'"div_{rounding_mode}" is not implemented for bool tensors')
+    if rounding_mode == "floor":
+        return floor_divide(input, other, out=out)
+    return _trunc_divide.function(input, other, out=out)
+
+
+def div_(self, other, *, rounding_mode=None):
+    """In-place :func:`div`: the quotient is written into ``self``, which keeps its shape and dtype."""
+    if rounding_mode is None:
+        return _true_divide.inplace_method(self, other)
+    _check_writable(self)
+    return write_result(self, div(self, other, rounding_mode=rounding_mode), "div_")
+
+
+divide = true_divide = div
+
+
+# ----- unary ops --------------------------------------------------------------------------------------------------
+def _unary(name, result, implementation, example, **declaration):
+    if isinstance(implementation, str) and "large_cpu" not in declaration:
+        declaration["large_cpu"] = _large(getattr(numpy, implementation))
+    values, expected = example
+    torch_name = declaration.pop("torch_name", name)
+    aliases = declaration.get("aliases", ())
+    summary = declaration.pop("summary")
+    doc = f"""\
+{summary} (``torch.{torch_name}``{''.join(', alias ``' + a + '``' for a in aliases)}).
+
+    >>> agnostic.{name}(agnostic.tensor({values}))
+    tensor({expected})
+"""
+    return Elementwise(name, 1, result, implementation, doc=doc, **declaration).function
+
+
+neg = _unary("neg", SAME, "negative", ("[1, -2]", "[-1,  2]"), check=_no_bool_negation, operator="neg",
+             aliases=("negative",), derivative=lambda: -1.0, summary="``-input``; bool tensors are refused")
+abs = _unary("abs", SAME, "absolute", ("[-1.5, 2.0]", "[1.5000, 2.0000]"), check=no_bool, operator="abs",
+             aliases=("absolute",), derivative=lambda input: input.sign(), summary="The absolute value")
+sign = _unary("sign", SAME, _sign, ("[-2.0, 0.0, 3.0]", "[-1.,  0.,  1.]"), check=no_complex,
+              gradients={"input": _zero}, summary="-1, 0 or 1 by the sign of each element")
+floor = _unary("floor", SAME, _rounding("floor"), ("[-1.5, 1.5]", "[-2.,  1.]"), check=no_complex,
+               gradients={"input": _zero}, summary="The largest integer not above each element")
+ceil = _unary("ceil", SAME, _rounding("ceil"), ("[-1.5, 1.5]", "[-1.,  2.]"), check=no_complex,
+              gradients={"input": _zero}, summary="The smallest integer not below each element")
+trunc = _unary("trunc", SAME, _rounding("trunc"), ("[-1.5, 1.5]", "[-1.,  1.]"), check=no_complex,
+               gradients={"input": _zero}, summary="Each element rounded toward zero")
+round = _unary("round", SAME, _rounding("rint"), ("[0.5, 1.5, 2.7]", "[0., 2., 3.]"), check=no_complex,
+               gradients={"input": _zero}, summary="Each element rounded to the nearest integer, halves to even")
+frac = _unary("frac", SAME, _frac, ("[1.25, -1.5]", "[ 0.2500, -0.5000]"), check=floating_only,
+              derivative=lambda: 1.0, summary="The fractional part, ``input - trunc(input)``")
+square = _unary("square", SAME, _square, ("[2, -3]", "[4, 9]"), derivative=lambda input: 2 * input,
+                summary="``input * input``; bool tensors square to int64")
+relu = _unary("relu", SAME, _relu, ("[-1.0, 2.0]", "[0., 2.]"), check=no_bool_or_complex, large_cpu=_large_relu,
+              gradients={"input": _relu_gradient}, summary="``max(input, 0)``: the rectified linear unit")
+bitwise_not = _unary("bitwise_not", SAME, "invert", ("[0, 5]", "[-1, -6]"), check=integral_only, operator="invert",
+                     summary="Every bit flipped (logical not for bool tensors)")
+logical_not = _unary("logical_not", LOGICAL, "logical_not", ("[0, 2]", "[ True, False]"),
+                     summary="True where an element is zero, as a bool tensor")
+isnan = _unary("isnan", BOOL, "isnan", ("[1.0, float('nan')]", "[False,  True]"), summary="True where NaN")
+isinf = _unary("isinf", BOOL, "isinf", ("[1.0, float('inf')]", "[False,  True]"), summary="True where +-inf")
+isfinite = _unary("isfinite", BOOL, "isfinite", ("[1.0, float('inf')]", "[ True, False]"),
+                  summary="True where neither NaN nor infinite")
+
+
+def _floating(name, implementation, example, summary, derivative, **declaration):
+    return _unary(name, FLOAT, implementation, example, derivative=derivative, summary=summary, **declaration)
+
+
+sqrt = _floating("sqrt", "sqrt", ("[4.0, 9.0]", "[2., 3.]"), "The square root", lambda result: 0.5 / result)
+rsqrt = _floating("rsqrt", _rsqrt, ("[4.0]", "[0.5000]"), "``1 / sqrt(input)``",
+                  lambda result: -0.5 * result ** 3)
+reciprocal = _floating("reciprocal", _reciprocal, ("[2.0, 4.0]", "[0.5000, 0.2500]"), "``1 / input``",
+                       lambda result: -(result * result))
+exp = _floating("exp", "exp", ("[0.0, 1.0]", "[1.0000, 2.7183]"), "``e ** input``", lambda result: result)
+exp2 = _floating("exp2", "exp2", ("[3.0]", "[8.]"), "``2 ** input``", lambda result: result * math.log(2.0))
+expm1 = _floating("expm1", "expm1", ("[0.0]", "[0.]"), "``exp(input) - 1``, exact near zero",
+                  lambda result: result + 1)
+log = _floating("log", "log", ("[1.0]", "[0.]"), "The natural logarithm", lambda input: 1 / input)
+log2 = _floating("log2", "log2", ("[8.0]", "[3.]"), "The base-2 logarithm",
+                 lambda input: 1 / (input * math.log(2.0)))
+log10 = _floating("log10", "log10", ("[1.0]", "[0.]"), "The base-10 logarithm",
+                  lambda input: 1 / (input * math.log(10.0)))
+log1p = _floating("log1p", "log1p", ("[0.0]", "[0.]"), "``log(1 + input)``, exact near zero",
+                  lambda input: 1 / (1 + input))
+sin = _floating("sin", "sin", ("[0.0]", "[0.]"), "The sine (radians)", lambda input: input.cos())
+cos = _floating("cos", "cos", ("[0.0]", "[1.]"), "The cosine (radians)", lambda input: -input.sin())
+tan = _floating("tan", "tan", ("[0.0]", "[0.]"), "The tangent (radians)", lambda result: 1 + result * result)
+asin = _floating("asin", "arcsin", ("[1.0]", "[1.5708]"), "The inverse sine",
+                 lambda input: (1 - input * input).rsqrt(), aliases=("arcsin",))
+acos = _floating("acos", "arccos", ("[1.0]", "[0.]"), "The inverse cosine",
+                 lambda input: -(1 - input * input).rsqrt(), aliases=("arccos",))
+atan = _floating("atan", "arctan", ("[1.0]", "[0.7854]"), "The inverse tangent",
+                 lambda input: 1 / (1 + input * input), aliases=("arctan",))
+sinh = _floating("sinh", "sinh", ("[0.0]", "[0.]"), "The hyperbolic sine", lambda input: input.cosh())
+cosh = _floating("cosh", "cosh", ("[0.0]", "[1.]"), "The hyperbolic cosine", lambda input: input.sinh())
+tanh = _floating("tanh", "tanh", ("[0.0]", "[0.]"), "The hyperbolic tangent", lambda result: 1 - result * result)
+asinh = _floating("asinh", "arcsinh", ("[0.0]", "[0.]"), "The inverse hyperbolic sine",
+                  lambda input: (input * input + 1).rsqrt())
+acosh = _floating("acosh", "arccosh", ("[1.0]", "[0.]"), "The inverse hyperbolic cosine",
+                  lambda input: (input * input - 1).rsqrt())
+atanh = _floating("atanh", "arctanh", ("[0.0]", "[0.]"), "The inverse hyperbolic tangent",
+                  lambda input: 1 / (1 - input * input))
+sigmoid = _floating("sigmoid", _sigmoid, ("[0.0]", "[0.5000]"), "The logistic function ``1 / (1 + exp(-input))``",
+                    lambda result: result * (1 - result))
+negative, absolute = neg, abs
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+subtract, multiply = sub, mul
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+# ----- ops with extra arguments -----------------------------------------------------------------------------------
 def where(condition, input=None, other=None):
     """``input`` where ``condition`` is true, else ``other`` (PyTorch's promotion between the two).
 
     With only ``condition``, the indices of its nonzero elements, as ``torch.where(condition)``.
+
+        >>> agnostic.where(agnostic.tensor([True, False]), agnostic.tensor([1.0, 2.0]), 0.0)
+        tensor([1., 0.])
     """
     if input is None and other is None:
         from .indexing import nonzero
@@ -570,9 +500,13 @@ def where(condition, input=None, other=None):
     a = operand_array(input, dtype, device)
     b = operand_array(other, dtype, device)
     mask = operand_array(condition, _dtypes.bool, device)
-    if device is CPU and _is_positive_zero(other) and type(a) is _ndarray and a.dtype.kind in "fiu":
+    if device is CPU and _is_positive_zero(other) and type(a) is numpy.ndarray and a.dtype.kind in "fiu":
         return finish(_checked(_kept_or_zero, mask, a), dtype, device)
     return finish(call(device, _checked, xp.where, mask, a, b), dtype, device)
+
+
+def _checked(function, *arrays):
+    return broadcasting(function, arrays)
 
 
 def _is_positive_zero(value):
@@ -590,41 +524,48 @@ def clamp(input, min=None, max=None, *, out=None):
     """Limit ``input`` to ``[min, max]`` (scalars or tensors); the result dtype promotes over all three.
 
     Where ``min > max`` every element becomes ``max``, and NaN stays NaN, as in PyTorch.
+
+        >>> agnostic.clamp(agnostic.tensor([-2.0, 0.5, 3.0]), -1, 1)
+        tensor([-1.0000,  0.5000,  1.0000])
     """
     if min is None and max is None:
         raise RuntimeError("clamp(): at least one of 'min' or 'max' must not be None")
     dtype = result_dtype(*(x for x in (input, min, max) if x is not None))
     result = input if input.dtype is dtype else input.to(dtype)
-    if min is not None:
-        result = maximum(result, min) if isinstance(min, Tensor) else _clamp_scalar(result, min, maximum, input)
-    if max is not None:
-        result = minimum(result, max) if isinstance(max, Tensor) else _clamp_scalar(result, max, minimum, input)
+    for bound, combine in ((min, maximum), (max, minimum)):
+        if bound is not None:
+            if not isinstance(bound, Tensor):
+                ordered_only("clamp", input.dtype)
+            result = combine(result, bound)
     if out is not None:
-        return _write_result(out, result, "clamp")
+        return write_result(out, result, "clamp")
     return result
 
 
-def _clamp_scalar(current, bound, combine, original):
-    _check_ordered("clamp", original.dtype)
-    return _binary(_BINARY[combine.__name__], current, bound)
-
-
 def clamp_(self, min=None, max=None):
-    """In-place ``clamp``."""
+    """In-place :func:`clamp`."""
     _check_writable(self)
-    return _write_result(self, clamp(self, min, max), "clamp_")
+    return write_result(self, clamp(self, min, max), "clamp_")
 
 
 clip = clamp
 
 
 def lerp(input, end, weight):
-    """``input + weight * (end - input)``."""
+    """``input + weight * (end - input)``.
+
+        >>> agnostic.lerp(agnostic.tensor([0.0]), agnostic.tensor([10.0]), 0.25)
+        tensor([2.5000])
+    """
     return add(input, mul(sub(end, input), weight))
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    """Replace NaN and infinities with finite numbers (the dtype's extremes by default)."""
+    """Replace NaN and infinities with finite numbers (the dtype's extremes by default).
+
+        >>> agnostic.nan_to_num(agnostic.tensor([float('nan'), 1.0]))
+        tensor([0., 1.])
+    """
     if not input.dtype.is_floating_point:
         return input.clone()
     info = _dtypes.finfo(input.dtype)
@@ -635,7 +576,11 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 
 def softmax(input, dim, dtype=None):
-    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (the maximum is subtracted first)."""
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (the maximum is subtracted first).
+
+        >>> agnostic.softmax(agnostic.tensor([0.0, 0.0]), dim=0)
+        tensor([0.5000, 0.5000])
+    """
     shifted, xp = _shifted_for_softmax(input, dim, dtype)
     with _backend.on(input._device):
         exponentials = xp.exp(shifted)
@@ -644,7 +589,11 @@ def softmax(input, dim, dtype=None):
 
 
 def log_softmax(input, dim, dtype=None):
-    """``log(softmax(x))`` along ``dim``, computed without forming the softmax."""
+    """``log(softmax(x))`` along ``dim``, computed without forming the softmax.
+
+        >>> agnostic.log_softmax(agnostic.tensor([0.0, 0.0]), dim=0)
+        tensor([-0.6931, -0.6931])
+    """
     shifted, xp = _shifted_for_softmax(input, dim, dtype)
     with _backend.on(input._device):
         result = shifted - xp.log(xp.exp(shifted).sum(axis=_axis(shifted, dim), keepdims=True))
@@ -674,79 +623,9 @@ def _shifted_for_softmax(input, dim, dtype):
         compute = array.astype(numpy.float32) if target is _dtypes.float16 else array
         if compute.ndim == 0 or compute.size == 0:
             return compute - compute, xp
-        return compute - compute.max(axis=dim, keepdims=True), xp
+        return compute - compute.max(axis=_axis(compute, dim), keepdims=True), xp
 
 
-__all__ = sorted(
-    set(binary_functions) | set(unary_functions) | {
-        "add", "sub", "div", "mul", "true_divide", "divide", "multiply", "subtract", "negative", "absolute",
-        "arcsin", "arccos", "arctan", "arctan2", "greater", "greater_equal", "less", "less_equal", "not_equal",
-        "where", "clamp", "clip", "lerp", "nan_to_num", "softmax", "log_softmax",
-    }
-)
-
-
-# ----- operators ---------------------------------------------------------------------------------------------------
-_NUMBERS = (bool, int, float, complex)
-
-
-def coerce_operand(other):
-    """``other`` as an operand for a Tensor operator, or None when Python should try the other side."""
-    if isinstance(other, _NUMBERS) or isinstance(other, Tensor):
-        return other
-    if isinstance(other, numpy.generic):
-        return other.item()
-    if isinstance(other, numpy.ndarray) or _backend.is_backend_array(other):
-        from .creation import as_tensor
-
-        return as_tensor(other)
-    return None
-
-
-def make_operator(name, reflected=False):
-    """The ``__add__``-style method for a binary op (``__radd__`` when ``reflected``)."""
-    op = _BINARY[name]
-
-    if reflected:
-        def method(self, other):
-            other = coerce_operand(other)
-            return NotImplemented if other is None else _binary(op, other, self)
-    else:
-        fast_dtypes, numpy_function, host_large = op.fast_dtypes, op.numpy_function, op.host_large
-        large = _host_cache.MIN_BYTES
-
-        def method(self, other, Tensor=Tensor, CPU=CPU, new=_new_tensor, ndarray=_ndarray):
-            # The CPU short path of _binary, inlined (names bound as locals): the per-op overhead users feel most.
-            if type(other) is Tensor:
-                device = self._device
-                if other._device is device and device is CPU:
-                    a = self._data
-                    b = other._data
-                    dtype = a.dtype
-                    if dtype is b.dtype and dtype in fast_dtypes and a.shape == b.shape:
-                        if a.nbytes >= large and host_large is not None:
-                            out = host_large(a, b)
-                        else:
-                            out = numpy_function(a, b)
-                        tensor = new(Tensor)
-                        tensor._data = out if type(out) is ndarray else numpy.asarray(out)
-                        tensor._device = device
-                        return tensor
-            elif type(other) in _SCALARS_FOR_FLOATS:
-                a = self._data
-                if self._device is CPU and a.dtype.kind in "fc" and a.dtype in fast_dtypes:
-                    if a.nbytes >= large and host_large is not None:
-                        out = host_large(a, other)
-                    else:
-                        out = numpy_function(a, other)
-                    tensor = _new_tensor(Tensor)
-                    tensor._data = out if type(out) is _ndarray else numpy.asarray(out)
-                    tensor._device = CPU
-                    return tensor
-            else:
-                other = coerce_operand(other)
-                if other is None:
-                    return NotImplemented
-            return _binary(op, self, other)
-    method.__name__ = f"__{'r' if reflected else ''}{name}__"
-    return method
+COMPOSITES = {"div": div, "divide": div, "true_divide": div, "where": where, "clamp": clamp, "clip": clamp,
+              "lerp": lerp, "nan_to_num": nan_to_num, "softmax": softmax, "log_softmax": log_softmax}
+__all__ = sorted(set(OPS) - {"div"} | set(COMPOSITES))
