@@ -383,20 +383,13 @@ def _compute(op, operands, out):
             array = numpy.asarray(array)
         if array.dtype != result.numpy_dtype:
             array = array.astype(result.numpy_dtype)
-    result_tensor = _wrap(array, device)
+    result_tensor = wrap(array, device)
     return write_result(out, result_tensor, op.name) if out is not None else result_tensor
 
 
 def _truth(array, device):
     with _backend.on(device):
         return array.astype(numpy.bool_)
-
-
-def _wrap(array, device):
-    tensor = _new_tensor(Tensor)
-    tensor._data = array
-    tensor._device = device
-    return tensor
 
 
 def broadcasting(function, arrays):
