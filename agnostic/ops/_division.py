@@ -60,9 +60,17 @@ def _quiet_arrays(function):
         with numpy.errstate(all="ignore"):
             if a.ndim or b.ndim:
                 return function(xp, a, b)
-            return function(xp, xp.asarray(a).reshape(1), xp.asarray(b).reshape(1)).reshape(())
+            return function(xp, _one_element(xp, a), _one_element(xp, b)).reshape(())
 
     return quiet
+
+
+def _one_element(xp, value):
+    """A 0-d array or NumPy scalar as a 1-element array of ``xp``. A scalar is uploaded as an array: CuPy makes a
+    scalar into an array with a fill, which stores -0.0 as +0.0 (and ``1 // -0.0`` is -inf, not inf)."""
+    if isinstance(value, xp.ndarray):
+        return value.reshape(1)
+    return xp.asarray(numpy.reshape(value, (1,)))
 
 
 @_quiet_arrays
@@ -172,3 +180,26 @@ def _floor_below_trunc(floored, a, b):
 
 def _is_integer(array):
     return array.dtype.kind in "iu"
+
+
+def complex_divide(xp, a, b):
+    """``a / b`` for complex arrays by Smith's algorithm, as PyTorch's ``c10::complex`` division (and NumPy's) on
+    every device, where CuPy's own gives NaN for a zero divisor: ``(1+1j) / 0`` is ``inf+infj`` in PyTorch.
+
+    Dividing by the larger of the divisor's parts keeps the intermediate products from overflowing; a zero divisor
+    divides each part of ``a`` by zero.
+    """
+    with numpy.errstate(all="ignore"):
+        a, b = xp.asarray(a), xp.asarray(b)
+        ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+        real_larger = xp.abs(br) >= xp.abs(bi)
+        both_zero = (br == 0) & (bi == 0)
+        # Where the real part is larger: ratio = bi / br, else br / bi; the same formula with the roles swapped.
+        ratio = xp.where(real_larger, bi / br, br / bi)
+        scale = 1 / xp.where(real_larger, br + bi * ratio, bi + br * ratio)
+        real = xp.where(real_larger, (ar + ai * ratio) * scale, (ar * ratio + ai) * scale)
+        imag = xp.where(real_larger, (ai - ar * ratio) * scale, (ai * ratio - ar) * scale)
+        result = xp.empty(numpy.broadcast_shapes(a.shape, b.shape), dtype=a.dtype)
+        result.real[...] = xp.where(both_zero, ar / xp.abs(br), real)
+        result.imag[...] = xp.where(both_zero, ai / xp.abs(bi), imag)
+        return result

@@ -75,7 +75,8 @@ class Elementwise:
 
     def __init__(self, name, arity, result, implementation, *, check=None, check_operands=None, gradients=None,
                  derivative=None, cpu_implementation=None, large_cpu=None, aliases=(), operator=None,
-                 reflected=True, alpha=False, python_scalars=None, public=True, doc=""):
+                 reflected=True, alpha=False, python_scalars=None, kind_implementations=None, public=True,
+                 doc=""):
         self.name = name
         self.arity = arity
         self.parameters = ("input", "other")[:arity]
@@ -91,6 +92,9 @@ class Elementwise:
         self._implementation = implementation
         self._cpu_implementation = cpu_implementation
         self.large_cpu = large_cpu
+        # For dtypes of these NumPy kinds ("c": complex), ``f(xp, *arrays)`` replaces the backends' own function,
+        # which is not PyTorch's there; such calls take the general plan.
+        self.kind_implementations = kind_implementations or {}
         self._functions = {}
         # A ufunc, which takes out=, whose result has its operands' dtype: in place it writes into ``self``.
         self.writes_out = isinstance(implementation, str) and result in (Result.SAME, Result.FLOAT)
@@ -124,20 +128,21 @@ class Elementwise:
             return _dtypes.bool, _dtypes.bool
         return dtype, _dtypes.bool
 
-    def backend_function(self, device):
-        """The function computing this op on ``device``'s arrays (cached per array namespace)."""
+    def backend_function(self, device, dtype=None):
+        """The function computing this op on ``device``'s arrays of ``dtype`` (cached per array namespace)."""
         xp = _backend.namespace(device) if device is CPU else _backend.require_cupy()
-        function = self._functions.get(xp)
+        kind = dtype.numpy_dtype.kind if dtype is not None and self.kind_implementations else None
+        function = self._functions.get((xp, kind))
         if function is None:
-            implementation = self._implementation
-            if xp is numpy and self._cpu_implementation is not None:
+            implementation = self.kind_implementations.get(kind, self._implementation)
+            if xp is numpy and self._cpu_implementation is not None and kind not in self.kind_implementations:
                 function = self._cpu_implementation
             elif isinstance(implementation, str):
                 function = getattr(xp, implementation)
             else:
                 def function(*arrays, _implementation=implementation, _xp=xp):
                     return _implementation(_xp, *arrays)
-            self._functions[xp] = function
+            self._functions[(xp, kind)] = function
         return function
 
 
@@ -245,7 +250,8 @@ def _make_plan(op, operands):
         return _recording_plan(op)
     if all(type(x) is Tensor for x in tensors) and len({x.dtype for x in tensors}) == 1:
         dtype = tensors[0].dtype
-        if result_dtype(*operands) is dtype and op.types(dtype)[0] is dtype:
+        if result_dtype(*operands) is dtype and op.types(dtype)[0] is dtype and \
+                dtype.numpy_dtype.kind not in op.kind_implementations:
             if op.check_operands is not None:
                 op.check_operands(*operands, compute=dtype)  # what depends only on the kinds (a bool operand)
             scalar_kinds = {type(x) for x in operands if not isinstance(x, Tensor)}
@@ -378,7 +384,7 @@ def _compute(op, operands, out):
     else:
         arrays = [operand_array(x, compute, device) for x in operands]
     with _backend.on(device):
-        array = broadcasting(op.backend_function(device), arrays)
+        array = broadcasting(op.backend_function(device, compute), arrays)
         if array.__class__ is not _ndarray and device is CPU:
             array = numpy.asarray(array)
         if array.dtype != result.numpy_dtype:

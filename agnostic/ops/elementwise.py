@@ -197,6 +197,7 @@ mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), gr
     tensor([3., 4.])
 """)
 _true_divide = Elementwise("div", 2, FLOAT, "true_divide", large_cpu=_large(numpy.true_divide), operator="truediv",
+                           kind_implementations={"c": _division.complex_divide},
                            gradients={"input": lambda grad, other: grad / _conj(other),
                                       "other": lambda grad, input, other: -grad * _conj(input) / _conj(other * other)},
                            doc="""\

@@ -86,6 +86,17 @@ def test_float32_divisions_match_every_device_at_near_integer_quotients(operatio
     _same_on_every_device(DIVISIONS[operation], np.array([a], "float32"), np.array([b], "float32"))
 
 
+@pytest.mark.parametrize("operation", ["floor_divide", "div_floor", "div_trunc", "remainder", "fmod"])
+def test_a_negative_zero_scalar_divisor_keeps_its_sign(operation, device):
+    """``1 // -0.0`` is -inf (PyTorch: ``a / b`` where ``b == 0``) also on 0-dim CUDA tensors, where an upload of
+    the scalar by a fill would have made it +0.0."""
+    dividend = agnostic.tensor(1.0, dtype=agnostic.float16, device=device)
+    expected = DIVISIONS[operation](agnostic.tensor(1.0, dtype=agnostic.float16), agnostic.tensor(-0.0,
+                                                                                                 dtype=agnostic.float16))
+    result = DIVISIONS[operation](dividend, -0.0)
+    np.testing.assert_array_equal(_bits(result), _bits(expected))
+
+
 def test_remainder_of_one_by_a_third_is_pytorchs(device):
     """``torch.remainder(True, tensor(0.33333334))`` is 0.3333333 on PyTorch's CPU and CUDA alike."""
     result = agnostic.remainder(True, agnostic.tensor(0.33333334, device=device))
@@ -109,3 +120,27 @@ def test_logical_ops_take_a_scalars_truth_in_the_tensors_dtype(operation, device
     assert function(zeros, 1e-14).tolist() == expected
     assert getattr(zeros, operation)(1e-14).tolist() == expected
     assert function(1e-14, zeros).tolist() == expected
+
+
+@pytest.mark.parametrize("divisor", [0, False, 0j])
+def test_complex_division_by_zero_is_pytorchs_on_every_device(divisor, device):
+    """PyTorch's complex division (Smith's algorithm, c10::complex) gives ``(1+1j) / 0 == inf+infj`` on the CPU and
+    CUDA alike; CuPy's own complex division gives NaN there."""
+    dividend = agnostic.tensor([1 + 1j, -2 + 0.5j], dtype=agnostic.complex64, device=device)
+    assert (dividend / divisor).tolist() == [complex(np.inf, np.inf), complex(-np.inf, np.inf)]
+    zero = agnostic.zeros(2, dtype=agnostic.complex64, device=device)
+    assert agnostic.div(dividend, zero).tolist() == [complex(np.inf, np.inf), complex(-np.inf, np.inf)]
+
+
+@given(a=st.complex_numbers(max_magnitude=1e6, width=64), b=st.complex_numbers(max_magnitude=1e6, width=64))
+@example(a=1 + 1j, b=0j)
+@example(a=1e-30 + 1e30j, b=1e30 + 1e-30j)
+def test_complex_division_agrees_on_every_device(a, b):
+    results = [agnostic.tensor([a], dtype=agnostic.complex64, device=device) /
+               agnostic.tensor([b], dtype=agnostic.complex64, device=device) for device in DEVICES]
+    reference = np.complex64(a) / np.complex64(b) if b != 0 else None
+    for result in results:
+        value = result.cpu().numpy()
+        if reference is not None and np.isfinite(reference):
+            np.testing.assert_allclose(value, [reference], rtol=1e-5, atol=1e-30)
+        np.testing.assert_array_equal(np.isnan(value), np.isnan(results[0].cpu().numpy()))
