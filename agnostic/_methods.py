@@ -17,19 +17,6 @@ def _matmul_operator(reflected):
     return method
 
 
-def _bind_elementwise():
-    methods = _registry.tensor_methods()
-    methods.update(
-        div=elementwise.div, divide=elementwise.div, true_divide=elementwise.div,
-        div_=elementwise.div_, divide_=elementwise.div_, true_divide_=elementwise.div_,
-        where=lambda self, condition, other: elementwise.where(condition, self, other),
-        clamp=elementwise.clamp, clip=elementwise.clamp, clamp_=elementwise.clamp_, clip_=elementwise.clamp_,
-        lerp=elementwise.lerp, nan_to_num=elementwise.nan_to_num,
-        softmax=elementwise.softmax, log_softmax=elementwise.log_softmax,
-    )
-    return methods
-
-
 def _bind_others():
     names = {
         reduction: ("sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "all",
@@ -69,7 +56,7 @@ def _zero_(self):
 
 
 def install():
-    methods = _bind_elementwise()
+    methods = _registry.tensor_methods()
     methods.update(_bind_others())
     methods.update(fill_=_fill_, zero_=_zero_)
     for name, function in methods.items():

@@ -89,3 +89,19 @@ def test_out_with_a_tensor_that_requires_grad_is_refused():
     leaf = agnostic.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
         agnostic.mul(leaf, 2, out=agnostic.empty(2))
+
+
+def test_the_where_method_sends_the_gradient_to_self(device):
+    """``x.where(condition, y)`` is ``where(condition, x, y)``: its gradient reaches ``x`` (bound by name, not by
+    position, where the method's order differs from the function's)."""
+    x = agnostic.tensor([1.0, 2.0], device=device, requires_grad=True)
+    other = agnostic.tensor([5.0, 6.0], device=device, requires_grad=True)
+    (x.where(agnostic.tensor([True, False], device=device), other) * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 0.0] and other.grad.tolist() == [0.0, 3.0]
+
+
+def test_composites_record_one_node_named_after_the_op():
+    x = agnostic.ones(3, requires_grad=True)
+    assert agnostic.clamp(x, 0, 1).grad_fn.name() == "ClampBackward0"
+    assert x.softmax(0).grad_fn.name() == "SoftmaxBackward0"
+    assert agnostic.clip(x, min=0.5).grad_fn.name() == "ClampBackward0"

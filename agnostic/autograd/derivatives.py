@@ -52,53 +52,6 @@ def _extremum(pick_first):
     return rule
 
 
-def clamp(ctx, g):
-    x = ctx.args[0]
-    low = ctx.args[1] if len(ctx.args) > 1 else ctx.kwargs.get("min")
-    high = ctx.args[2] if len(ctx.args) > 2 else ctx.kwargs.get("max")
-    inside = A.ones_like(x, dtype=A.bool)
-    grad_low = grad_high = None
-    if low is not None:
-        inside = inside & (x >= low)
-        if isinstance(low, Tensor):
-            grad_low = g * ((x < low) & ((x <= high) if high is not None else True)).to(g.dtype)
-    if high is not None:
-        inside = inside & (x <= high)
-        if isinstance(high, Tensor):
-            grad_high = g * (x > high).to(g.dtype)
-    return fit(g * inside.to(g.dtype), x), fit(grad_low, low), fit(grad_high, high)
-
-
-def where(ctx, g):
-    condition, input, other = ctx.args[:3]
-    zero = A.zeros((), dtype=g.dtype, device=g.device)
-    return None, fit(A.where(condition, g, zero) if isinstance(input, Tensor) else None, input), \
-        fit(A.where(condition, zero, g) if isinstance(other, Tensor) else None, other)
-
-
-def lerp(ctx, g):
-    start, end, weight = ctx.args[:3]
-    return fit(g * (1 - weight), start), fit(g * weight, end), \
-        fit(g * (end - start) if isinstance(weight, Tensor) else None, weight)
-
-
-def nan_to_num(ctx, g):
-    x = ctx.args[0]
-    return (fit(g * A.isfinite(x).to(g.dtype), x),)
-
-
-def softmax(ctx, g):
-    x, dim = ctx.args[0], ctx.args[1] if len(ctx.args) > 1 else ctx.kwargs["dim"]
-    y = _result(ctx, lambda: A.softmax(x, dim))
-    return fit(y * (g - (g * y).sum(dim, keepdim=True)), x), None
-
-
-def log_softmax(ctx, g):
-    x, dim = ctx.args[0], ctx.args[1] if len(ctx.args) > 1 else ctx.kwargs["dim"]
-    y = _result(ctx, lambda: A.log_softmax(x, dim))
-    return fit(g - A.exp(y) * g.sum(dim, keepdim=True), x), None
-
-
 # ----- reductions ----------------------------------------------------------------------------------------------
 def _reduced_dims(x, dim):
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):

@@ -7,7 +7,7 @@ from .._tensor import Tensor
 from . import derivatives as rules
 from .tracking import GradTensor, differentiable, differentiable_inplace
 
-_OTHERS = ("clamp", "where", "lerp", "nan_to_num", "softmax", "log_softmax", "sum", "mean", "prod", "var", "std", "max",
+_OTHERS = ("sum", "mean", "prod", "var", "std", "max",
            "min", "amax", "amin", "norm", "logsumexp", "cumsum", "cumprod", "matmul", "mm", "bmm", "mv", "dot", "inner",
            "outer", "einsum", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as", "reshape_as",
            "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as",
@@ -15,7 +15,7 @@ _OTHERS = ("clamp", "where", "lerp", "nan_to_num", "softmax", "log_softmax", "su
            "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud", "roll", "tile", "repeat_interleave", "tril",
            "triu", "diagonal", "diag", "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_fill",
            "masked_select", "take")
-_ALIASES = {"clip": "clamp", "concat": "cat", "concatenate": "cat", "swapaxes": "transpose", "swapdims": "transpose",
+_ALIASES = {"concat": "cat", "concatenate": "cat", "swapaxes": "transpose", "swapdims": "transpose",
             "moveaxis": "movedim"}
 _METHOD_ONLY = {"view": "view", "repeat": "repeat", "contiguous": "contiguous", "clone": "clone"}
 _CONVERSIONS = ("to", "cuda", "cpu", "float", "double", "half", "bfloat16", "cfloat", "cdouble", "type")
@@ -34,7 +34,7 @@ _SHAPE_ONLY = ("sum", "mean", "reshape", "view", "flatten", "unflatten", "squeez
                "reversed_dims", "movedim", "expand", "cat", "stack", "hstack", "vstack", "split", "unbind", "narrow",
                "flip", "fliplr", "flipud", "roll", "repeat", "tile", "repeat_interleave", "tril", "triu", "diagonal",
                "diag", "getitem", "gather", "index_select", "index_add", "scatter_add", "masked_fill", "masked_select",
-               "take", "where", "cumsum", "clone", "conversion")
+               "take", "cumsum", "clone", "conversion")
 for _name in _SHAPE_ONLY:
     getattr(rules, _name).shape_only = True
 
@@ -107,9 +107,7 @@ _overwrite_rule.shape_only = True
 
 
 def _install_inplace(wrapped):
-    inplace = {name + "_": name for name in ("clamp", "masked_fill", "scatter", "scatter_add", "index_add", "lerp",
-                                             "nan_to_num")}
-    inplace["clip_"] = "clamp"
+    inplace = {name + "_": name for name in ("masked_fill", "scatter", "scatter_add", "index_add")}
     for method_name, op_name in inplace.items():
         original = Tensor.__dict__.get(method_name)
         function = wrapped.get(op_name) or GradTensor.__dict__.get(op_name)
@@ -130,7 +128,7 @@ def _install_inplace(wrapped):
     GradTensor.__setitem__ = setitem
 
 
-_TENSOR_ARGUMENT_METHODS = ("where", "clamp", "clip", "lerp", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer",
+_TENSOR_ARGUMENT_METHODS = ("matmul", "mm", "bmm", "mv", "dot", "inner", "outer",
                                        "masked_fill", "scatter", "scatter_add", "index_add")
 
 

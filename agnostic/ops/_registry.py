@@ -471,31 +471,10 @@ def _plain(value):
 
 
 def _backward_rule(op, gradients, derivative):
-    """The engine's ``rule(context, grad)`` from the declared formulas: each formula gets the values it names, runs
-    only for operands that require grad, and its gradient is summed back to its operand's shape and dtype."""
+    """The engine's rule for a declared op's formulas (``derivative``: the one-operand short form)."""
     if derivative is not None:
         gradients = {"input": _from_derivative(derivative)}
-    if not gradients:
-        return None
-    formulas = [(gradients.get(name), _parameter_names(gradients.get(name))) for name in op.parameters]
-    read = {name for _, names in formulas for name in names}
-    wants_result = "result" in read
-
-    def rule(context, grad):
-        operands = context.args
-        values = dict(zip(op.parameters, operands))
-        values["grad"] = grad
-        if wants_result:
-            # Under create_graph the result is recomputed, so that it is recorded too.
-            values["result"] = op.function(*operands) if _grad_state.enabled else context.result
-        return tuple(
-            fit(formula(*[values[name] for name in names]), operand)
-            if formula is not None and isinstance(operand, Tensor) and operand._requires_grad else None
-            for (formula, names), operand in zip(formulas, operands)
-        )
-    rule.shape_only = not (wants_result or read & set(op.parameters))
-    rule.__name__ = f"{op.name}_backward"
-    return rule
+    return _formulas_rule(op, gradients) if gradients else None
 
 
 def _parameter_names(formula):
@@ -512,6 +491,99 @@ def _from_derivative(derivative):
     formula.__signature__ = inspect.Signature(
         [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY) for name in ("grad",) + names])
     return formula
+
+
+# ----- ops written as functions on tensors -------------------------------------------------------------------------
+class Composite:
+    """An op written as a Python function (``forward``), declared once: ``agnostic.<name>`` keeps the forward's own
+    signature and docstring, ``Tensor.<name>`` is the function with ``self`` first (or ``method`` where the order
+    differs), and ``Tensor.<name>_`` is made when ``inplace`` (True, or the in-place method itself).
+
+    With ``gradients`` (formulas keyed by parameter name, reading what their parameter names say: ``grad``,
+    ``result`` and the op's parameters, as for ``Elementwise``), a call with an argument that requires grad binds the
+    arguments to their names once, runs the forward on plain tensors and records one node. Without, the forward is
+    differentiated through the recorded ops it calls (PyTorch's composite ops).
+    """
+
+    operator = None
+
+    def __init__(self, forward, *, gradients=None, aliases=(), method=None, inplace=False):
+        self.name = forward.__name__
+        self.doc = forward.__doc__
+        self.forward = forward
+        self.signature = inspect.signature(forward)
+        self.parameters = tuple(name for name in self.signature.parameters if name != "out")
+        self.aliases = aliases
+        self.backward = _formulas_rule(self, gradients) if gradients else None
+        self.function = self._recording() if gradients else forward
+        self.method = _named(method, self.name, method.__doc__) if method else self.function
+        self.inplace_method = inplace if callable(inplace) else self._inplace() if inplace else None
+        for name in (self.name,) + aliases:
+            OPS[name] = self
+
+    def __repr__(self):
+        return f"<agnostic op {self.name}>"
+
+    def _recording(self):
+        forward = self.forward
+        node_name = tracking.backward_name(self.name)
+
+        def function(*args, **kwargs):
+            if not tracking.needs_grad(args, kwargs):
+                return forward(*args, **kwargs)
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            if bound.arguments.get("out") is not None:
+                raise RuntimeError(f"{self.name}(): functions with out=... arguments don't support automatic "
+                                   "differentiation, but one of the arguments requires grad.")
+            values = tuple(bound.arguments[name] for name in self.parameters)
+            output = forward(*[_plain(value) for value in values])
+            return tracking.record(node_name, self.backward, values, {}, output)
+        function.__wrapped__ = forward
+        function.__signature__ = self.signature
+        return _named(function, self.name, forward.__doc__)
+
+    def _inplace(self):
+        name = self.name + "_"
+        forward = self.forward
+
+        def inplace(target, *args, **kwargs):
+            _check_writable(target)
+            return write_result(target, forward(target, *args, **kwargs), name)
+
+        method = tracking.differentiable_inplace(name, inplace, self.function)
+        return _named(method, name, f"In-place :func:`{self.name}`: the result is written into ``self``, which keeps "
+                                    f"its shape and dtype.")
+
+
+def _formulas_rule(op, gradients):
+    """The engine's ``rule(context, grad)`` from gradient formulas keyed by parameter name (see ``Elementwise``)."""
+    formulas = [(gradients.get(name), _parameter_names(gradients.get(name))) for name in op.parameters]
+    read = {name for _, names in formulas for name in names}
+    wants_result = "result" in read
+
+    def rule(context, grad):
+        arguments = context.args
+        values = dict(zip(op.parameters, arguments))
+        values["grad"] = grad
+        if wants_result:
+            # Under create_graph the result is recomputed, so that it is recorded too.
+            values["result"] = op.function(*arguments) if _grad_state.enabled else context.result
+        return tuple(
+            fit(formula(*[values[name] for name in names]), argument)
+            if formula is not None and isinstance(argument, Tensor) and argument._requires_grad else None
+            for (formula, names), argument in zip(formulas, arguments)
+        )
+    rule.shape_only = not (wants_result or read & set(op.parameters))
+    rule.__name__ = f"{op.name}_backward"
+    return rule
+
+
+def composite(*, gradients=None, aliases=(), method=None, inplace=False):
+    """Declare the decorated function as an op (see ``Composite``); returns its public function."""
+    def declare(forward):
+        return Composite(forward, gradients=gradients, aliases=aliases, method=method, inplace=inplace).function
+    return declare
 
 
 # ----- what users call --------------------------------------------------------------------------------------------
@@ -606,7 +678,7 @@ def tensor_methods():
         methods[name] = op.method
         if op.inplace_method is not None:
             methods[name + "_"] = op.inplace_method
-    for op in set(OPS.values()):
+    for op in _DECLARED:  # internal ops too: true division is the operator ``/`` under the composite ``div``
         if op.operator is None:
             continue
         methods[f"__{op.operator}__"] = operator(op)

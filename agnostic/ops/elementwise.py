@@ -15,7 +15,7 @@ from .._device import CPU
 from .._tensor import Tensor, _check_writable
 from . import _division
 from ._dispatch import as_operand, call, check_same_device, finish, operand_array, result_dtype
-from ._registry import OPS, Elementwise, Result, broadcasting, refuse, write_result
+from ._registry import OPS, Elementwise, Result, broadcasting, composite, refuse, write_result
 
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 SAME, FLOAT, BOOL, LOGICAL = Result.SAME, Result.FLOAT, Result.BOOL, Result.LOGICAL
@@ -197,7 +197,7 @@ mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), gr
     tensor([3., 4.])
 """)
 _true_divide = Elementwise("div", 2, FLOAT, "true_divide", large_cpu=_large(numpy.true_divide), operator="truediv",
-                           kind_implementations={"c": _division.complex_divide},
+                           kind_implementations={"c": _division.complex_divide}, public=False,
                            gradients={"input": lambda grad, other: grad / _conj(other),
                                       "other": lambda grad, input, other: -grad * _conj(input) / _conj(other * other)},
                            doc="""\
@@ -381,7 +381,7 @@ def div_(self, other, *, rounding_mode=None):
     return write_result(self, div(self, other, rounding_mode=rounding_mode), "div_")
 
 
-divide = true_divide = div
+div = divide = true_divide = composite(aliases=("divide", "true_divide"), inplace=div_)(div)
 
 
 # ----- unary ops --------------------------------------------------------------------------------------------------
@@ -478,6 +478,14 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 # ----- ops with extra arguments -----------------------------------------------------------------------------------
+def _where_method(self, condition, other):
+    """``where(condition, self, other)``: ``self`` where ``condition`` is true, else ``other``."""
+    return where(condition, self, other)
+
+
+@composite(method=_where_method, gradients={
+    "input": lambda grad, condition: grad.masked_fill(~condition, 0.0),
+    "other": lambda grad, condition: grad.masked_fill(condition, 0.0)})
 def where(condition, input=None, other=None):
     """``input`` where ``condition`` is true, else ``other`` (PyTorch's promotion between the two).
 
@@ -521,6 +529,16 @@ def _kept_or_zero(mask, array):
     return (array.view(integers) & -mask.astype(integers)).view(array.dtype)
 
 
+def _inside(input, min, max):
+    inside = input == input if min is None else input >= min
+    return inside if max is None else inside & (input <= max)
+
+
+@composite(aliases=("clip",), inplace=True, gradients={
+    "input": lambda grad, input, min, max: grad * _inside(input, min, max).to(grad.dtype),
+    "min": lambda grad, input, min, max: grad * ((input < min) & (True if max is None else input <= max)).to(
+        grad.dtype),
+    "max": lambda grad, input, max: grad * (input > max).to(grad.dtype)})
 def clamp(input, min=None, max=None, *, out=None):
     """Limit ``input`` to ``[min, max]`` (scalars or tensors); the result dtype promotes over all three.
 
@@ -543,15 +561,13 @@ def clamp(input, min=None, max=None, *, out=None):
     return result
 
 
-def clamp_(self, min=None, max=None):
-    """In-place :func:`clamp`."""
-    _check_writable(self)
-    return write_result(self, clamp(self, min, max), "clamp_")
-
-
 clip = clamp
 
 
+@composite(inplace=True, gradients={
+    "input": lambda grad, weight: grad * (1 - weight),
+    "end": lambda grad, weight: grad * weight,
+    "weight": lambda grad, input, end: grad * (end - input)})
 def lerp(input, end, weight):
     """``input + weight * (end - input)``.
 
@@ -561,6 +577,7 @@ def lerp(input, end, weight):
     return add(input, mul(sub(end, input), weight))
 
 
+@composite(inplace=True, gradients={"input": lambda grad, input: grad * input.isfinite().to(grad.dtype)})
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace NaN and infinities with finite numbers (the dtype's extremes by default).
 
@@ -576,6 +593,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return finish(result, input.dtype, input._device)
 
 
+@composite(gradients={"input": lambda grad, dim, result: result * (grad - (grad * result).sum(dim, keepdim=True))})
 def softmax(input, dim, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (the maximum is subtracted first).
 
@@ -589,6 +607,7 @@ def softmax(input, dim, dtype=None):
     return finish(result, _softmax_dtype(input, dtype), input._device)
 
 
+@composite(gradients={"input": lambda grad, dim, result: grad - result.exp() * grad.sum(dim, keepdim=True)})
 def log_softmax(input, dim, dtype=None):
     """``log(softmax(x))`` along ``dim``, computed without forming the softmax.
 
@@ -627,6 +646,4 @@ def _shifted_for_softmax(input, dim, dtype):
         return compute - compute.max(axis=_axis(compute, dim), keepdims=True), xp
 
 
-COMPOSITES = {"div": div, "divide": div, "true_divide": div, "where": where, "clamp": clamp, "clip": clamp,
-              "lerp": lerp, "nan_to_num": nan_to_num, "softmax": softmax, "log_softmax": log_softmax}
-__all__ = sorted(set(OPS) - {"div"} | set(COMPOSITES))
+__all__ = sorted(OPS)
