@@ -258,7 +258,7 @@ def _make_plan(op, operands):
             if not scalar_kinds or op.python_scalars and (dtype.category >= _FLOATING or scalar_kinds <= {bool, int}):
                 if op.arity == 1:
                     return _direct_unary_plan(op)
-                return _direct_binary_plan(op, isinstance(operands[0], Tensor), isinstance(operands[1], Tensor))
+                return _direct_binary_plan(op, dtype, isinstance(operands[0], Tensor), isinstance(operands[1], Tensor))
     return _general_plan(op)
 
 
@@ -290,15 +290,14 @@ def _direct_unary_plan(op):
     return plan
 
 
-def _direct_binary_plan(op, first_is_tensor, second_is_tensor):
+def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     """Operands of one dtype that the backend function takes as they are: tensors' arrays, and Python scalars, which
     NumPy and CuPy convert to the tensors' dtype as PyTorch does (integers that don't fit wrap, so they take the
-    general path). One call, no casts; in place (``out`` is ``input``) the function writes into ``input``."""
+    general plan). One call, no casts; in place (``out`` is ``input``) the function writes into ``input``."""
     cpu_function = op.backend_function(CPU)
     large_cpu = op.large_cpu
-    writes_out = op.writes_out
-    check_values = op.check_operands
-    name = op.name
+    integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
+    check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
     general = _general_plan(op)
 
     def plan(input, other, out):
@@ -306,46 +305,61 @@ def _direct_binary_plan(op, first_is_tensor, second_is_tensor):
             device = input._device
             sized = x = input._data
             if second_is_tensor:
+                y = other._data
                 if other._device is not device:
                     return general(input, other, out)
-                y = other._data
             else:
                 y = other
-                if y.__class__ is int and x.dtype.kind in "iu" and not _fits(y, x.dtype):
+                if integers and not _fits(y, x.dtype):
                     return general(input, other, out)
         else:
             device = other._device
             sized = y = other._data
             x = input
-            if x.__class__ is int and y.dtype.kind in "iu" and not _fits(x, y.dtype):
+            if integers and not _fits(x, y.dtype):
                 return general(input, other, out)
-        if check_values is not None and sized.dtype.kind in "iub":
-            check_values(input, other, compute=_DTYPE_OF[sized.dtype])
+        if check_values is not None:
+            check_values(input, other, compute=dtype)
+        if out is not None:
+            return _direct_into(op, device, x, y, input, out)
         try:
-            if out is input and writes_out:
-                _check_broadcast_into(input, getattr(y, "shape", ()), name)
-                with _backend.on(device):
-                    op.backend_function(device)(x, y, out=x)
-                return out
             if device is CPU:
-                array = large_cpu(x, y) if large_cpu is not None and sized.nbytes >= _LARGE_BYTES else \
-                    cpu_function(x, y)
+                array = cpu_function(x, y) if large_cpu is None or sized.nbytes < _LARGE_BYTES else large_cpu(x, y)
                 if array.__class__ is not _ndarray:
                     array = numpy.asarray(array)
             else:
-                with _backend.on(device):
-                    array = op.backend_function(device)(x, y)
-                    expected = sized.dtype if op.result in (Result.SAME, Result.FLOAT) else numpy.bool_
-                    if array.dtype != expected:
-                        array = array.astype(expected)  # a CuPy without NumPy 2's weak-scalar rule
+                array = _on_device(op, device, sized.dtype, x, y)
         except ValueError:
             _raise_broadcast_error(x, y)
             raise
         tensor = _new_tensor(Tensor)
         tensor._data = array
         tensor._device = device
-        return tensor if out is None else write_result(out, tensor, name)
+        return tensor
     return plan
+
+
+def _on_device(op, device, dtype, x, y):
+    with _backend.on(device):
+        array = op.backend_function(device)(x, y)
+        expected = dtype if op.result in (Result.SAME, Result.FLOAT) else numpy.bool_
+        if array.dtype != expected:
+            array = array.astype(expected)  # a CuPy without NumPy 2's weak-scalar rule
+        return array
+
+
+def _direct_into(op, device, x, y, input, out):
+    """A direct plan's result written into ``out``: in place through the function's ``out=`` where it has one."""
+    if out is input and op.writes_out:
+        _check_broadcast_into(input, getattr(y, "shape", ()), op.name + "_")
+        with _backend.on(device):
+            broadcasting(lambda a, b: op.backend_function(device)(a, b, out=a), (x, y))
+        return out
+    with _backend.on(device):
+        array = broadcasting(op.backend_function(device), (x, y))
+        if array.__class__ is not _ndarray and device is CPU:
+            array = numpy.asarray(array)
+    return write_result(out, wrap(array, device), op.name)
 
 
 _DTYPE_OF = _dtypes._BY_NUMPY
