@@ -201,6 +201,9 @@ def test_var_std(function, name, correction, data):
         mean = x.mean(axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim)
         squares = np.abs(x - mean) ** 2
         variance = squares.sum(axis=axis, keepdims=keepdim) / max(count - correction, 0)
+        if count - correction <= 0:  # no degrees of freedom: inf where values differ (even if their squares
+            spread = (x != mean).any(axis=axis, keepdims=keepdim)  # underflow to 0), NaN where all are equal
+            variance = np.where(spread, np.inf, np.nan)
         scale = np.asarray(np.abs(x).max(axis=axis, keepdims=keepdim, initial=0.0)) ** 2
     atol = 64 * _eps(name) * scale + 1e-6
     result = {"complex64": "float32", "complex128": "float64"}.get(name, name)
