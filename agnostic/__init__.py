@@ -61,3 +61,17 @@ _methods.install()
 _fork_guard.install()
 globals().update(_cpu_types)
 _install_autograd(_sys.modules[__name__])
+
+
+def __getattr__(name):
+    """``agnostic.__version__``: the installed distribution's version, read from its metadata on first use (so that
+    ``import agnostic`` doesn't pay for ``importlib.metadata``)."""
+    if name == "__version__":
+        from importlib import metadata
+
+        distributions = metadata.packages_distributions().get(__name__, [])
+        try:
+            return metadata.version(distributions[0] if distributions else __name__)
+        except metadata.PackageNotFoundError:
+            return "0+unknown"  # run from a source tree that was never installed
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
