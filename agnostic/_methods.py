@@ -4,7 +4,8 @@ import numpy
 
 from . import _backend
 from ._tensor import Tensor
-from .ops import _registry, creation, elementwise, indexing, linalg, random, reduction, shape
+from .ops import _registry, creation, indexing, linalg, random, reduction, shape
+from .ops import elementwise  # noqa: F401  (its declarations fill the registry that install() reads)
 
 
 def _matmul_operator(reflected):

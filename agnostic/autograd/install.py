@@ -7,14 +7,13 @@ from .._tensor import Tensor
 from . import derivatives as rules
 from .tracking import GradTensor, differentiable, differentiable_inplace
 
-_OTHERS = ("sum", "mean", "prod", "var", "std", "max",
-           "min", "amax", "amin", "norm", "logsumexp", "cumsum", "cumprod", "matmul", "mm", "bmm", "mv", "dot", "inner",
-           "outer", "einsum", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as", "reshape_as",
-           "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as",
-           "broadcast_to", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
-           "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud", "roll", "tile", "repeat_interleave", "tril",
-           "triu", "diagonal", "diag", "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_fill",
-           "masked_select", "take")
+_OTHERS = ("sum", "mean", "prod", "var", "std", "max", "min", "amax", "amin", "norm", "logsumexp", "cumsum",
+           "cumprod", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "einsum", "reshape", "flatten",
+           "unflatten", "squeeze", "unsqueeze", "view_as", "reshape_as", "permute", "transpose", "swapaxes",
+           "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as", "broadcast_to", "cat", "concat",
+           "concatenate", "stack", "hstack", "vstack", "split", "chunk", "tensor_split", "unbind", "narrow", "flip",
+           "fliplr", "flipud", "roll", "tile", "repeat_interleave", "tril", "triu", "diagonal", "diag", "gather",
+           "scatter", "scatter_add", "index_select", "index_add", "masked_fill", "masked_select", "take")
 _ALIASES = {"concat": "cat", "concatenate": "cat", "swapaxes": "transpose", "swapdims": "transpose",
             "moveaxis": "movedim"}
 _METHOD_ONLY = {"view": "view", "repeat": "repeat", "contiguous": "contiguous", "clone": "clone"}

@@ -212,10 +212,6 @@ def _forget_plans():
 _dtypes.on_default_dtype_change(_forget_plans)
 
 
-def _call(op, operands, out=None):
-    return op.call(*operands, out)
-
-
 def _coerced(op, operands, as_operator):
     """Operands that aren't tensors or Python scalars: NumPy scalars become Python numbers; for operators, arrays
     become tensors and anything else gives NotImplemented; for functions, a TypeError names the argument."""
@@ -362,15 +358,13 @@ def _direct_into(op, device, x, y, input, out):
     return write_result(out, wrap(array, device), op.name)
 
 
-_DTYPE_OF = _dtypes._BY_NUMPY
-
-
 def _fits(value, numpy_dtype):
     info = numpy.iinfo(numpy_dtype)
     return info.min <= value <= info.max
 
 
 def _raise_broadcast_error(*arrays):
+    """PyTorch's RuntimeError when a backend's ValueError came from shapes that don't broadcast."""
     shapes = [a.shape for a in arrays if hasattr(a, "shape")]
     if len(shapes) > 1 and not _broadcastable(shapes):
         raise broadcast_error(*shapes) from None
@@ -386,8 +380,6 @@ def _general_plan(op):
 def _compute(op, operands, out):
     tensors = [x for x in operands if isinstance(x, Tensor)]
     device = check_same_device(*tensors)
-    if op.arity == 2:
-        operands = tuple(as_operand(x, name) for x, name in zip(operands, op.parameters))
     promoted = result_dtype(*operands)
     compute, result = op.types(promoted)
     if op.check_operands is not None:
@@ -417,10 +409,8 @@ def broadcasting(function, arrays):
     try:
         return function(*arrays)
     except ValueError:
-        shapes = [a.shape for a in arrays if hasattr(a, "shape")]
-        if len(shapes) > 1 and _broadcastable(shapes):
-            raise
-        raise broadcast_error(*shapes) from None
+        _raise_broadcast_error(*arrays)
+        raise
 
 
 def _broadcastable(shapes):
@@ -468,12 +458,12 @@ def _recording_plan(op):
         operands, out = operands_and_out[:-1], operands_and_out[-1]
         if not tracking.needs_grad(operands):
             plain = tuple(_plain(x) for x in operands)
-            result = _call(op, plain, plain[0] if out is operands[0] else out)  # in place stays in place
+            result = op.call(*plain, plain[0] if out is operands[0] else out)  # in place stays in place
             return result if out is None else out
         if out is not None:
             raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
-        output = _call(op, tuple(_plain(x) for x in operands))
+        output = op.call(*[_plain(x) for x in operands])
         if op.backward is None:
             return output
         return tracking.record(node_name, op.backward, operands, {}, output)
@@ -518,8 +508,6 @@ class Composite:
     arguments to their names once, runs the forward on plain tensors and records one node. Without, the forward is
     differentiated through the recorded ops it calls (PyTorch's composite ops).
     """
-
-    operator = None
 
     def __init__(self, forward, *, gradients=None, aliases=(), method=None, inplace=False):
         self.name = forward.__name__
@@ -643,7 +631,7 @@ def _make_inplace_method(op):
 
     def inplace(self, *operands):
         _check_writable(self)
-        return _call(op, (self,) + operands, out=self)
+        return op.call(self, *operands, self)
 
     recorded = tracking.differentiable_inplace(name, inplace, op.function)
     GradTensor = tracking.GradTensor

@@ -12,9 +12,11 @@ import numpy
 
 from .. import _backend, _dtypes, _host_cache, _host_kernels
 from .._device import CPU
-from .._tensor import Tensor, _check_writable
-from . import _division
+from .._tensor import Tensor, _check_writable, _normalize_dim
+from ..autograd.grad_mode import is_grad_enabled
+from . import _division, _relu_gradient
 from ._dispatch import as_operand, call, check_same_device, finish, operand_array, result_dtype
+from .indexing import nonzero
 from ._registry import OPS, Elementwise, Result, broadcasting, composite, refuse, write_result
 
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
@@ -148,21 +150,18 @@ def _zero(grad):
 
 
 def _first_of_pair(pick_first):
-    """maximum/minimum: the gradient goes to the operand picked, split evenly between equal operands."""
-    def gradients(grad, input, other):
+    """maximum/minimum: the gradient goes to the operand picked, split evenly between equal operands; ``input``'s
+    share is ``picked - tie / 2``, ``other``'s the rest."""
+    def share_of_input(grad, input, other):
         tie = (input == other).to(grad.dtype) if isinstance(other, Tensor) else 0.0
-        first = pick_first(input, other).to(grad.dtype)
-        return grad * (first - tie * 0.5), grad * (1 - first + tie * 0.5)
-    return {"input": lambda grad, input, other: gradients(grad, input, other)[0],
-            "other": lambda grad, input, other: gradients(grad, input, other)[1]}
+        return pick_first(input, other).to(grad.dtype) - tie * 0.5
+    return {"input": lambda grad, input, other: grad * share_of_input(grad, input, other),
+            "other": lambda grad, input, other: grad * (1 - share_of_input(grad, input, other))}
 
 
-def _relu_gradient(grad, input):
-    from . import _relu_gradient as one_pass
-    from ..autograd.grad_mode import is_grad_enabled
-
-    if not is_grad_enabled() and one_pass.supports(grad, input):
-        return one_pass.relu_gradient(grad, input)  # one pass; the recorded form below builds higher gradients
+def _relu_backward(grad, input):
+    if not is_grad_enabled() and _relu_gradient.supports(grad, input):
+        return _relu_gradient.relu_gradient(grad, input)  # one pass; the recorded form below builds higher ones
     return grad.masked_fill(~(input > 0), 0.0)
 
 
@@ -263,67 +262,67 @@ tensor give 1, -1 or 0 as in PyTorch (``torch.pow``).
 """)
 
 
-def _comparison(name, implementation, symbol, aliases=(), check=None):
+def _comparison(name, implementation, symbol, printed, aliases=(), check=None):
+    alias_text = "".join(f", alias ``{alias}``" for alias in aliases)
     return _binary(name, BOOL, implementation, check=check, operator=name, reflected=False, aliases=aliases, doc=f"""\
-``input {symbol} other``, elementwise, as a bool tensor (``torch.{name}``{''.join(', alias ``' + a + '``'
-                                                                              for a in aliases)}).
+``input {symbol} other``, elementwise, as a bool tensor (``torch.{name}``{alias_text}).
 
     >>> agnostic.{name}(agnostic.tensor([1, 2, 3]), 2)
-    tensor([{', '.join(str(eval(f'{v} {symbol} 2')) for v in (1, 2, 3))}])
+    tensor([{printed}])
 """)
 
 
-eq = _comparison("eq", "equal", "==")
-ne = _comparison("ne", "not_equal", "!=", aliases=("not_equal",))
-lt = _comparison("lt", "less", "<", aliases=("less",), check=ordered_only)
-le = _comparison("le", "less_equal", "<=", aliases=("less_equal",), check=ordered_only)
-gt = _comparison("gt", "greater", ">", aliases=("greater",), check=ordered_only)
-ge = _comparison("ge", "greater_equal", ">=", aliases=("greater_equal",), check=ordered_only)
+eq = _comparison("eq", "equal", "==", "False,  True, False")
+ne = _comparison("ne", "not_equal", "!=", " True, False,  True", aliases=("not_equal",))
+lt = _comparison("lt", "less", "<", " True, False, False", aliases=("less",), check=ordered_only)
+le = _comparison("le", "less_equal", "<=", " True,  True, False", aliases=("less_equal",), check=ordered_only)
+gt = _comparison("gt", "greater", ">", "False, False,  True", aliases=("greater",), check=ordered_only)
+ge = _comparison("ge", "greater_equal", ">=", "False,  True,  True", aliases=("greater_equal",), check=ordered_only)
 
 
-def _logical(name, implementation, meaning):
-    return _binary(name, LOGICAL, implementation, doc=f"""\
+def _logical(name, meaning, printed):
+    return _binary(name, LOGICAL, name, doc=f"""\
 Elementwise logical {meaning} of the operands' truth values (nonzero is true), as a bool tensor (``torch.{name}``).
 
     >>> agnostic.{name}(agnostic.tensor([0, 1, 2]), agnostic.tensor([1, 1, 0]))
-    tensor([{', '.join(str(getattr(numpy, name)(a, b)) for a, b in ((0, 1), (1, 1), (2, 0)))}])
+    tensor([{printed}])
 """)
 
 
-logical_and = _logical("logical_and", "logical_and", "and")
-logical_or = _logical("logical_or", "logical_or", "or")
-logical_xor = _logical("logical_xor", "logical_xor", "exclusive or")
+logical_and = _logical("logical_and", "and", "False,  True, False")
+logical_or = _logical("logical_or", "or", "True, True, True")
+logical_xor = _logical("logical_xor", "exclusive or", " True, False,  True")
 
 
-def _bitwise(name, implementation, symbol, operator, check=integral_only):
+def _bitwise(name, implementation, symbol, operator, printed, check=integral_only):
     return _binary(name, SAME, implementation, check=check, operator=operator, doc=f"""\
 ``input {symbol} other`` on the bits of integer (or bool) tensors (``torch.{name}``).
 
     >>> agnostic.{name}(agnostic.tensor([12]), agnostic.tensor([10]))
-    tensor([{eval(f'12 {symbol} 10')}])
+    tensor([{printed}])
 """)
 
 
-bitwise_and = _bitwise("bitwise_and", "bitwise_and", "&", "and")
-bitwise_or = _bitwise("bitwise_or", "bitwise_or", "|", "or")
-bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor", "^", "xor")
-bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift", "<<", "lshift", check=integers_only)
-bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift", ">>", "rshift", check=integers_only)
+bitwise_and = _bitwise("bitwise_and", "bitwise_and", "&", "and", 8)
+bitwise_or = _bitwise("bitwise_or", "bitwise_or", "|", "or", 14)
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor", "^", "xor", 6)
+bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift", "<<", "lshift", 12288, check=integers_only)
+bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift", ">>", "rshift", 0, check=integers_only)
 
 
-def _extremum(name, implementation, meaning, pick_first, nan):
-    return _binary(name, SAME, implementation, check=ordered_only, gradients=_first_of_pair(pick_first), doc=f"""\
+def _extremum(name, meaning, pick_first, nan, printed):
+    return _binary(name, SAME, name, check=ordered_only, gradients=_first_of_pair(pick_first), doc=f"""\
 The elementwise {meaning} of two tensors; {nan} (``torch.{name}``).
 
     >>> agnostic.{name}(agnostic.tensor([1.0, 5.0]), agnostic.tensor([3.0, 2.0]))
-    tensor([{', '.join(f'{getattr(numpy, implementation)(a, b):.0f}.' for a, b in ((1, 3), (5, 2)))}])
+    tensor([{printed}])
 """)
 
 
-maximum = _extremum("maximum", "maximum", "maximum", lambda a, b: a >= b, "NaN wins")
-minimum = _extremum("minimum", "minimum", "minimum", lambda a, b: a <= b, "NaN wins")
-fmax = _extremum("fmax", "fmax", "maximum", lambda a, b: a >= b, "a NaN loses to a number")
-fmin = _extremum("fmin", "fmin", "minimum", lambda a, b: a <= b, "a NaN loses to a number")
+maximum = _extremum("maximum", "maximum", lambda a, b: a >= b, "NaN wins", "3., 5.")
+minimum = _extremum("minimum", "minimum", lambda a, b: a <= b, "NaN wins", "1., 2.")
+fmax = _extremum("fmax", "maximum", lambda a, b: a >= b, "a NaN loses to a number", "3., 5.")
+fmin = _extremum("fmin", "minimum", lambda a, b: a <= b, "a NaN loses to a number", "1., 2.")
 
 atan2 = _binary("atan2", FLOAT, "arctan2", check=no_complex, aliases=("arctan2",), gradients={
     "input": lambda grad, input, other: grad * other / (other * other + input * input),
@@ -420,7 +419,7 @@ frac = _unary("frac", SAME, _frac, ("[1.25, -1.5]", "[ 0.2500, -0.5000]"), check
 square = _unary("square", SAME, _square, ("[2, -3]", "[4, 9]"), derivative=lambda input: 2 * input,
                 summary="``input * input``; bool tensors square to int64")
 relu = _unary("relu", SAME, _relu, ("[-1.0, 2.0]", "[0., 2.]"), check=no_bool_or_complex, large_cpu=_large_relu,
-              gradients={"input": _relu_gradient}, summary="``max(input, 0)``: the rectified linear unit")
+              gradients={"input": _relu_backward}, summary="``max(input, 0)``: the rectified linear unit")
 bitwise_not = _unary("bitwise_not", SAME, "invert", ("[0, 5]", "[-1, -6]"), check=integral_only, operator="invert",
                      summary="Every bit flipped (logical not for bool tensors)")
 logical_not = _unary("logical_not", LOGICAL, "logical_not", ("[0, 2]", "[ True, False]"),
@@ -495,8 +494,6 @@ def where(condition, input=None, other=None):
         tensor([1., 0.])
     """
     if input is None and other is None:
-        from .indexing import nonzero
-
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not _dtypes.bool:
         got = condition.dtype if isinstance(condition, Tensor) else type(condition).__name__
@@ -510,12 +507,8 @@ def where(condition, input=None, other=None):
     b = operand_array(other, dtype, device)
     mask = operand_array(condition, _dtypes.bool, device)
     if device is CPU and _is_positive_zero(other) and type(a) is numpy.ndarray and a.dtype.kind in "fiu":
-        return finish(_checked(_kept_or_zero, mask, a), dtype, device)
-    return finish(call(device, _checked, xp.where, mask, a, b), dtype, device)
-
-
-def _checked(function, *arrays):
-    return broadcasting(function, arrays)
+        return finish(broadcasting(_kept_or_zero, (mask, a)), dtype, device)
+    return finish(call(device, broadcasting, xp.where, (mask, a, b)), dtype, device)
 
 
 def _is_positive_zero(value):
@@ -633,8 +626,6 @@ def _softmax_dtype(input, dtype):
 
 
 def _shifted_for_softmax(input, dim, dtype):
-    from .._tensor import _normalize_dim
-
     target = _softmax_dtype(input, dtype)
     dim = _normalize_dim(dim, input._data.ndim)
     xp = _backend.namespace(input._device)
