@@ -3,7 +3,6 @@
 Importing agnostic never imports CuPy or touches a GPU; CUDA starts on first use.
 """
 
-import sys as _sys
 import warnings as _warnings
 
 # PyTorch computes 1/0, log(-1) and overflow silently (inf/nan); NumPy warns. Silence those warnings only where
@@ -19,30 +18,16 @@ from ._legacy_types import cpu_types as _cpu_types
 from ._size import Size
 from ._tensor import Tensor
 from . import _fork_guard, _methods
+from .ops._registry import public_functions as _public_functions
 from .ops.creation import (
     arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
     ones_like, tensor, zeros, zeros_like,
 )
-from .ops.elementwise import *  # noqa: F401,F403  (the op tables define the public elementwise names)
-from .ops.elementwise import __all__ as _elementwise_names
-from .ops.indexing import (
-    gather, index_add, index_select, masked_fill, masked_select, nonzero, scatter, scatter_add, take,
-)
-from .ops.linalg import bmm, dot, einsum, ger, inner, matmul, mm, mv, outer
 from .ops.random import (
     Generator, bernoulli, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randint_like,
     randn, randn_like, randperm, seed, set_rng_state,
 )
-from .ops.reduction import (
-    all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp, max, mean, min, norm, prod,
-    std, sum, var,
-)
-from .ops.shape import (
-    broadcast_shapes, broadcast_tensors, broadcast_to, cat, chunk, concat, concatenate, diag, diagonal, expand,
-    flatten, flip, fliplr, flipud, hstack, movedim, moveaxis, narrow, permute, repeat_interleave, reshape, roll,
-    split, squeeze, stack, swapaxes, swapdims, t, tensor_split, tile, transpose, tril, triu, unbind, unflatten,
-    unsqueeze, view_as, vstack,
-)
+from .ops.shape import broadcast_shapes
 from .ops.dtype_queries import can_cast, is_complex, is_floating_point, is_tensor, numel, result_type
 from . import autograd, cuda
 from . import accelerator
@@ -50,17 +35,16 @@ from . import nn, optim, utils
 from .serialization import load, save
 from ._threads import get_num_threads, set_num_threads
 from ._streams import Event, Stream, current_stream, stream
-from .autograd.install import install as _install_autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
+globals().update(_public_functions())  # every declared op and alias: agnostic.add, agnostic.sum, agnostic.cat...
 _methods.install()
 _fork_guard.install()
 globals().update(_cpu_types)
-_install_autograd(_sys.modules[__name__])
 
 
 def __getattr__(name):

@@ -3,6 +3,9 @@
 import re
 import threading
 
+from ._backends.cpu import BACKEND as _CPU_BACKEND
+from ._backends.cuda import CUDABackend
+
 _DEVICE_TYPES = ("cpu", "cuda")
 _VALID_FORMS = (
     "valid forms: 'cpu', 'cpu:0', 'cuda', 'cuda:1', device('cuda', 1), an int N for cuda:N, or a Device"
@@ -15,10 +18,19 @@ class Device:
     Construct it as ``agnostic.device(...)``: from ``"cpu"``, ``"cuda:1"``, ``("cuda", 1)``, an int (``cuda:N``) or
     another Device. As in PyTorch, ``cuda`` (no index, meaning the current CUDA device) differs from ``cuda:0``.
     Used in a ``with`` block it becomes the default device of the factory functions, per thread.
+
+        >>> agnostic.device("cuda:1"), agnostic.device("cuda", 0), agnostic.device("cpu")
+        (device(type='cuda', index=1), device(type='cuda', index=0), device(type='cpu'))
+        >>> d = agnostic.device("cuda:1")
+        >>> d.type, d.index, d is agnostic.device(1)
+        ('cuda', 1, True)
+        >>> with agnostic.device("cpu"):
+        ...     agnostic.zeros(2).device
+        device(type='cpu')
     """
 
-    __slots__ = ("type", "index", "_str", "__weakref__")
-    _interned = {}
+    __slots__ = ("type", "index", "backend", "_str", "__weakref__")
+    _interned: dict = {}
 
     def __new__(cls, type_or_spec=None, index=None, *, type=None):
         if type is not None:
@@ -36,6 +48,10 @@ class Device:
             canonical = object.__new__(cls)
             object.__setattr__(canonical, "type", device_type)
             object.__setattr__(canonical, "index", device_index)
+            # What computing here means (array module, device switching, copies): the only place that looks at
+            # the device type to choose one.
+            backend = _CPU_BACKEND if device_type == "cpu" else CUDABackend(device_index)
+            object.__setattr__(canonical, "backend", backend)
             text = device_type if device_index is None else f"{device_type}:{device_index}"
             object.__setattr__(canonical, "_str", text)
             cls._interned[(device_type, device_index)] = canonical
@@ -54,13 +70,7 @@ class Device:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
 
-    def __eq__(self, other):
-        if isinstance(other, Device):
-            return self is other
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.type, self.index))
+    # Equality and hashing are identity's (object's own, in C): devices are interned, one object per device.
 
     def __reduce__(self):
         return (Device, (self.type, self.index))
@@ -143,11 +153,24 @@ def as_device(spec):
 
 
 def get_default_device():
-    """The device factory functions use when no ``device=`` is given (innermost ``with device(...)`` first)."""
+    """The device factory functions use when no ``device=`` is given (innermost ``with device(...)`` first).
+
+        >>> agnostic.get_default_device()
+        device(type='cpu')
+        >>> with agnostic.device("cuda:0"):
+        ...     agnostic.get_default_device()
+        device(type='cuda', index=0)
+    """
     stack = _thread_state.device_stack
     return stack[-1] if stack else _global_default["device"]
 
 
 def set_default_device(spec):
-    """Set the default device of factory functions (``None`` restores the CPU), as ``torch.set_default_device``."""
+    """Set the default device of factory functions (``None`` restores the CPU), as ``torch.set_default_device``.
+
+        >>> agnostic.set_default_device("cpu")
+        >>> agnostic.ones(1).device
+        device(type='cpu')
+        >>> agnostic.set_default_device(None)
+    """
     _global_default["device"] = CPU if spec is None else Device(spec)

@@ -13,7 +13,21 @@ _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 
 
 class dtype:
-    """A tensor element type, named and behaving as PyTorch's (``agnostic.float32``)."""
+    """A tensor element type, named and behaving as PyTorch's (``agnostic.float32``).
+
+    The dtypes are ``bool``, ``uint8``, ``int8``, ``int16`` (alias ``short``), ``int32`` (``int``), ``int64``
+    (``long``; what Python ints become), ``float16`` (``half``), ``bfloat16`` (needs the ``ml_dtypes`` package;
+    reductions accumulate in float32), ``float32`` (``float``; the default float dtype), ``float64`` (``double``),
+    ``complex64`` (``cfloat``) and ``complex128`` (``cdouble``). Properties: ``itemsize``, ``is_floating_point``,
+    ``is_complex``, ``is_signed``; ``to_real()`` and ``to_complex()`` give the counterparts.
+
+        >>> agnostic.float32, agnostic.float is agnostic.float32, agnostic.long
+        (agnostic.float32, True, agnostic.int64)
+        >>> agnostic.int16.itemsize, agnostic.float16.is_floating_point, agnostic.complex64.to_real()
+        (2, True, agnostic.float32)
+        >>> agnostic.ones(2, dtype=agnostic.int8).dtype
+        agnostic.int8
+    """
 
     __slots__ = ("name", "itemsize", "category", "is_signed", "_numpy_name")
 
@@ -184,7 +198,13 @@ _PROMOTION = {(a, b): _compute_promotion(a, b) for a in ALL_DTYPES for b in ALL_
 
 
 def promote_types(type1, type2):
-    """The smallest dtype both types convert to without losing category, as ``torch.promote_types``."""
+    """The smallest dtype both types convert to without losing category, as ``torch.promote_types``.
+
+        >>> agnostic.promote_types(agnostic.uint8, agnostic.int8)
+        agnostic.int16
+        >>> agnostic.promote_types(agnostic.int64, agnostic.float16)
+        agnostic.float16
+    """
     return _PROMOTION[(as_dtype(type1), as_dtype(type2))]
 
 
@@ -226,12 +246,24 @@ _default = {"dtype": float32}
 
 
 def get_default_dtype():
-    """The dtype of floating-point tensors created without ``dtype=`` (float32 unless changed)."""
+    """The dtype of floating-point tensors created without ``dtype=`` (float32 unless changed).
+
+        >>> agnostic.get_default_dtype()
+        agnostic.float32
+        >>> agnostic.tensor([1.0]).dtype
+        agnostic.float32
+    """
     return _default["dtype"]
 
 
 def set_default_dtype(dt):
-    """Set the default floating-point dtype, as ``torch.set_default_dtype``; only floating types are allowed."""
+    """Set the default floating-point dtype, as ``torch.set_default_dtype``; only floating types are allowed.
+
+        >>> agnostic.set_default_dtype(agnostic.float64)
+        >>> agnostic.tensor([1.5]).dtype, (agnostic.tensor([1, 2]) / 2).dtype
+        (agnostic.float64, agnostic.float64)
+        >>> agnostic.set_default_dtype(agnostic.float32)
+    """
     dt = as_dtype(dt)
     if not dt.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {dt}")
@@ -240,7 +272,7 @@ def set_default_dtype(dt):
         hook()
 
 
-_default_dtype_hooks = []
+_default_dtype_hooks: list = []
 
 
 def on_default_dtype_change(hook):
@@ -249,7 +281,15 @@ def on_default_dtype_change(hook):
 
 
 class finfo:
-    """Machine limits of a floating dtype, with PyTorch's attribute names (``eps``, ``max``, ``tiny``...)."""
+    """Machine limits of a floating dtype, with PyTorch's attribute names (``eps``, ``max``, ``tiny``...).
+
+        >>> agnostic.finfo(agnostic.float16).eps
+        0.0009765625
+        >>> agnostic.finfo(agnostic.float32).max
+        3.4028234663852886e+38
+        >>> agnostic.finfo().tiny
+        1.1754943508222875e-38
+    """
 
     def __init__(self, dt=None):
         dt = get_default_dtype() if dt is None else as_dtype(dt)
@@ -273,7 +313,13 @@ class finfo:
 
 
 class iinfo:
-    """Machine limits of an integer dtype, with PyTorch's attribute names (``bits``, ``min``, ``max``)."""
+    """Machine limits of an integer dtype, with PyTorch's attribute names (``bits``, ``min``, ``max``).
+
+        >>> agnostic.iinfo(agnostic.int8)
+        iinfo(min=-128, max=127, dtype=int8)
+        >>> agnostic.iinfo(agnostic.uint8).max
+        255
+    """
 
     def __init__(self, dt):
         dt = as_dtype(dt)

@@ -7,7 +7,7 @@ replaced by one that raises a clear error on any use (``isinstance`` checks agai
 
 import os
 
-from . import _backend
+from ._backends import cupy_loader
 
 FORKED_CUDA_ERROR = (
     "Cannot re-initialize CUDA in forked subprocess: CUDA was initialized in the parent process before it forked. "
@@ -28,7 +28,7 @@ class _ForkedCupy:
 
 
 def _mark_child():
-    state = _backend._cuda
+    state = cupy_loader.state
     if state.initialized and not isinstance(state.cupy, _ForkedCupy):
         state.cupy = _ForkedCupy(state.cupy)
 

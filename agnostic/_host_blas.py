@@ -24,7 +24,7 @@ _LETTERS = {numpy.dtype(numpy.float32): "s", numpy.dtype(numpy.float64): "d"}
 _routines = None  # dtype -> (axpy, ger); {} when unavailable; None until looked up, with _thread_calls
 _thread_calls = ()  # (get, set) of OpenBLAS's thread count, or () when unavailable
 _dispatcher = ()  # addresses of OpenBLAS's level-1 task dispatcher and of its thread-count getter, or ()
-_ones = {}  # dtype -> a vector of ones, as long as the most rows seen
+_ones: dict = {}  # dtype -> a vector of ones, as long as the most rows seen
 _lock = threading.Lock()
 
 

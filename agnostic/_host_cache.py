@@ -17,7 +17,7 @@ MIN_BYTES = 1 << 18  # smaller arrays come from the malloc heap without page fau
 _PER_SIZE = 16  # buffers kept per size: a training step has several of each size alive at once
 _LIMIT_BYTES = 256 << 20  # all kept buffers together; beyond this, plain numpy.empty
 
-_buffers = {}  # nbytes -> [uint8 arrays owning their memory]
+_buffers: dict = {}  # nbytes -> [uint8 arrays owning their memory]
 _kept_bytes = 0
 _lock = threading.Lock()
 

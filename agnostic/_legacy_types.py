@@ -24,7 +24,7 @@ class _LegacyTensorType(type):
     def __call__(cls, *args, device=None):
         from .ops import creation
 
-        target = device if device is not None else ("cuda" if cls.device_type == "cuda" else "cpu")
+        target = device if device is not None else cls.device_type
         if len(args) == 1 and not isinstance(args[0], int):
             return creation.tensor(args[0], dtype=cls.dtype, device=target)
         return creation.empty(*args, dtype=cls.dtype, device=target)
@@ -33,14 +33,35 @@ class _LegacyTensorType(type):
         return f"<class '{cls.__qualname__}'>"
 
 
+_MODULE_PREFIX = {"cpu": "agnostic.", "cuda": "agnostic.cuda."}  # where each device type's legacy types live
+
+
 def _make_types(device_type):
-    prefix = "agnostic.cuda." if device_type == "cuda" else "agnostic."
+    prefix = _MODULE_PREFIX[device_type]
     return {
         name: _LegacyTensorType(name, (), {"dtype": dtype, "device_type": device_type,
                                            "__qualname__": prefix + name,
-                                           "__doc__": f"Legacy {device_type} tensor type of dtype {dtype.name}."})
+                                           "__doc__": _doc(prefix + name, dtype, device_type)})
         for dtype, name in _NAMES.items()
     }
+
+
+def _doc(qualname, dtype, device_type):
+    name = qualname.rsplit(".", 1)[1]
+    torch_name = qualname.replace("agnostic.", "torch.", 1)
+    where = "CUDA" if device_type == "cuda" else "CPU"
+    doc = (f"Legacy {where} tensor type of dtype {dtype.name}, as ``{torch_name}``: ``{name}(data)`` copies ``data``\n"
+           f"into a new {dtype.name} {where} tensor, ``{name}(*sizes)`` makes an uninitialized one, and\n"
+           f"``isinstance(t, {name})`` tells whether a tensor has this dtype on a {where} device.\n\n"
+           f"    >>> {qualname}.dtype\n"
+           f"    agnostic.{dtype.name}\n"
+           f"    >>> isinstance(agnostic.ones(2), {qualname})\n"
+           f"    {dtype is _dtypes.float32 and device_type == 'cpu'}\n")
+    if device_type == "cpu" and dtype is not _dtypes.bfloat16:  # bfloat16 tensors need ml_dtypes
+        doc += (f"    >>> t = {qualname}([1, 0])\n"
+                f"    >>> t.dtype, isinstance(t, {qualname})\n"
+                f"    (agnostic.{dtype.name}, True)\n")
+    return doc
 
 
 cpu_types = _make_types("cpu")
@@ -49,8 +70,7 @@ cuda_types = _make_types("cuda")
 
 def type_name(tensor):
     """The legacy type name of a tensor, e.g. ``'agnostic.cuda.FloatTensor'``."""
-    prefix = "agnostic.cuda." if tensor.device.type == "cuda" else "agnostic."
-    return prefix + _NAMES[tensor.dtype]
+    return _MODULE_PREFIX[tensor.device.type] + _NAMES[tensor.dtype]
 
 
 def parse_type(spec, current_device):

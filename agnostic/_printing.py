@@ -3,7 +3,6 @@
 import numpy
 
 from . import _dtypes
-from ._device import CPU
 
 _SUMMARIZE_OVER = 1000
 _EDGE_ITEMS = 3
@@ -79,7 +78,7 @@ def tensor_repr(tensor):
     if array.dtype.kind == "V" or dtype is _dtypes.bfloat16:
         array = array.astype(numpy.float32)
     suffixes = []
-    if tensor._device is not CPU:
+    if not tensor._device.backend.host:
         suffixes.append(f"device='{tensor._device}'")
     if array.size == 0:
         body = "[]"

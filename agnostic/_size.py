@@ -4,7 +4,14 @@ import math
 
 
 class Size(tuple):
-    """A tuple of dimension sizes: ``agnostic.Size([2, 3])``."""
+    """A tuple of dimension sizes: ``agnostic.Size([2, 3])``.
+
+        >>> agnostic.zeros(2, 3).shape
+        agnostic.Size([2, 3])
+        >>> s = agnostic.Size([2, 3, 4])
+        >>> s[1:], s.numel(), s == (2, 3, 4)
+        (agnostic.Size([3, 4]), 24, True)
+    """
 
     __slots__ = ()
 

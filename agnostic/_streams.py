@@ -22,11 +22,18 @@ class Stream:
     A CUDA device gives an ``agnostic.cuda.Stream``; the CPU gives a stream whose work is already done when issued
     (``query()`` is True, ``synchronize()`` returns at once). ``None`` means the current accelerator device, or
     the CPU on machines without one, as ``torch.Stream``.
+
+        >>> s = agnostic.Stream("cpu")
+        >>> with agnostic.stream(s):
+        ...     y = agnostic.ones(3) * 2
+        >>> s.synchronize()
+        >>> s.query()
+        True
     """
 
     def __new__(cls, device=None, priority=0):
         target = _concrete_device(device)
-        if target is CPU:
+        if target.backend.host:
             return CpuStream()
         from .cuda.streams import Stream as CudaStream
 
@@ -79,11 +86,19 @@ class Event:
 
     A CUDA device gives an ``agnostic.cuda.Event`` bound to that device; the CPU gives an event that is complete
     as soon as it is recorded and times with ``time.perf_counter``.
+
+        >>> start, end = agnostic.Event("cpu", enable_timing=True), agnostic.Event("cpu", enable_timing=True)
+        >>> start.record()
+        >>> y = agnostic.ones(1000).sum()
+        >>> end.record()
+        >>> end.synchronize()
+        >>> start.elapsed_time(end) >= 0, end.query()
+        (True, True)
     """
 
     def __new__(cls, device=None, *, enable_timing=False, blocking=False, interprocess=False):
         target = _concrete_device(device)
-        if target is CPU:
+        if target.backend.host:
             return CpuEvent(enable_timing, blocking, interprocess)
         from .cuda.streams import Event as CudaEvent
 
@@ -105,7 +120,7 @@ class CpuEvent(Event):
 
     def record(self, stream=None):
         """Note the time (``stream``, if given, must be a CPU stream)."""
-        if stream is not None and stream.device is not CPU:
+        if stream is not None and not stream.device.backend.host:
             raise RuntimeError(f"Event device cpu does not match recording stream's device {stream.device}.")
         self._recorded_at = time.perf_counter()
 
@@ -136,9 +151,15 @@ class CpuEvent(Event):
 
 
 def current_stream(device=None):
-    """The stream work is queued on for ``device`` (default: the current accelerator device, or the CPU)."""
+    """The stream work is queued on for ``device`` (default: the current accelerator device, or the CPU).
+
+        >>> agnostic.current_stream("cpu")
+        <agnostic.Stream device=cpu>
+        >>> agnostic.current_stream("cpu").query()
+        True
+    """
     target = _concrete_device(device)
-    if target is CPU:
+    if target.backend.host:
         return CpuStream()
     from .cuda.streams import current_stream as cuda_current_stream
 
@@ -147,8 +168,17 @@ def current_stream(device=None):
 
 def stream(s):
     """Context manager queueing the work inside on ``s``: ``agnostic.cuda.stream(s)`` for a CUDA stream, nothing
-    to do for a CPU stream or ``None``."""
-    if s is None or s.device is CPU:
+    to do for a CPU stream or ``None``.
+
+        >>> device = agnostic.device("cpu")
+        >>> side = agnostic.Stream(device)
+        >>> with agnostic.stream(side):
+        ...     total = agnostic.arange(4).sum()
+        >>> agnostic.current_stream(device).wait_stream(side)
+        >>> total
+        tensor(6)
+    """
+    if s is None or s.device.backend.host:
         return contextlib.nullcontext()
     from .cuda.streams import StreamContext
 

@@ -6,7 +6,8 @@ results: every operator goes through ``agnostic.ops``, which applies PyTorch's r
 
 import numpy
 
-from . import _backend, _dtypes, _transfer
+from . import _backend, _conversion, _dtypes
+from ._backends import cuda as _cuda_backend
 from ._device import CPU, as_device
 from ._size import Size
 
@@ -22,11 +23,31 @@ def wrap(array, device):
     return tensor
 
 
-class Tensor:
-    """An n-dimensional array on a CPU or CUDA device, with PyTorch's semantics.
+def _declared(**declaration):
+    """Declare the decorated method as an op (with ``ops._registry.Composite``'s arguments): plain tensors keep the
+    method as written, and GradTensor gets the form that records it."""
+    def declare(method):
+        method.declaration = declaration
+        return method
+    return declare
 
-    Make tensors with the factory functions (``agnostic.tensor``, ``zeros``, ``arange``...). ``Tensor(data)`` is
-    PyTorch's legacy CPU constructor: a float tensor from a sequence, or an uninitialized one from sizes.
+
+# The gradient of a move, copy or cast: the output's, which autograd turns back into the input's dtype and device.
+_PASSES_THROUGH = {"self": lambda grad: grad}
+_CONVERSION = {"node": "_to_copy", "gradients": _PASSES_THROUGH}  # PyTorch's ToCopyBackward0
+
+
+class Tensor:
+    """An n-dimensional array on a CPU or CUDA device, with PyTorch's semantics (``torch.Tensor``).
+
+    Make tensors with the factory functions (``agnostic.tensor``, ``zeros``, ``arange``...); the constructor is
+    PyTorch's legacy one.
+
+        >>> x = agnostic.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.shape, x.dtype, x.device
+        (agnostic.Size([2, 2]), agnostic.float32, device(type='cpu'))
+        >>> (x @ x).sum()
+        tensor(54.)
     """
 
     __slots__ = ("_data", "_device", "__dict__", "__weakref__")
@@ -37,9 +58,35 @@ class Tensor:
     _grad_fn = None
     _output_nr = 0
     _version = 0
-    grad = None
+
+    @property
+    def grad(self):
+        """The gradient ``backward()`` accumulated into this leaf (None until then, or after ``zero_grad``); it can
+        be assigned, as in PyTorch.
+
+            >>> w = agnostic.tensor([1.0, 2.0], requires_grad=True)
+            >>> print(w.grad)
+            None
+            >>> (w * w).sum().backward()
+            >>> w.grad
+            tensor([2., 4.])
+        """
+        return self.__dict__.get("grad")
+
+    @grad.setter
+    def grad(self, value):
+        self.__dict__["grad"] = value
 
     def __init__(self, *args, device=None):
+        """PyTorch's legacy constructor: ``Tensor(sequence)`` is a tensor of the default float dtype holding the
+        values, ``Tensor(*sizes)`` an uninitialized one of that shape (``agnostic.tensor`` and ``agnostic.empty`` say
+        which is meant).
+
+            >>> agnostic.Tensor([1, 2])
+            tensor([1., 2.])
+            >>> agnostic.Tensor(2, 3).shape
+            agnostic.Size([2, 3])
+        """
         from .ops import creation
 
         if len(args) == 1 and not isinstance(args[0], int):
@@ -52,89 +99,179 @@ class Tensor:
     # ----- metadata -----------------------------------------------------------------------------------------
     @property
     def device(self):
-        """The Device this tensor lives on (``cpu`` or ``cuda:N``)."""
+        """The Device this tensor lives on (``cpu`` or ``cuda:N``).
+
+            >>> agnostic.zeros(2).device
+            device(type='cpu')
+        """
         return self._device
 
     @property
     def dtype(self):
-        """The element type (an agnostic dtype such as ``agnostic.float32``)."""
+        """The element type (an agnostic dtype such as ``agnostic.float32``).
+
+            >>> agnostic.tensor([1, 2]).dtype
+            agnostic.int64
+        """
         return _DTYPE_OF[self._data.dtype]
 
     @property
     def shape(self):
-        """The sizes of each dimension, as an ``agnostic.Size``."""
+        """The sizes of each dimension, as an ``agnostic.Size`` (a tuple).
+
+            >>> agnostic.zeros(2, 3).shape
+            agnostic.Size([2, 3])
+        """
         return tuple.__new__(Size, self._data.shape)
 
     def size(self, dim=None):
-        """``shape``, or the size of one dimension."""
+        """``shape``, or the size of dimension ``dim`` (negative counts from the end).
+
+            >>> x = agnostic.zeros(2, 3)
+            >>> x.size()
+            agnostic.Size([2, 3])
+            >>> x.size(-1)
+            3
+        """
         if dim is None:
             return tuple.__new__(Size, self._data.shape)
         return self._data.shape[_normalize_dim(dim, self._data.ndim, allow_scalar=False)]
 
     @property
     def ndim(self):
-        """Number of dimensions."""
+        """The number of dimensions (``dim()``).
+
+            >>> agnostic.zeros(2, 3).ndim
+            2
+        """
         return self._data.ndim
 
     def dim(self):
-        """Number of dimensions."""
+        """The number of dimensions (alias ``ndimension``; the property ``ndim``).
+
+            >>> agnostic.zeros(2, 3).dim()
+            2
+        """
         return self._data.ndim
 
     ndimension = dim
 
     def numel(self):
-        """Number of elements."""
+        """The number of elements, the product of the sizes (alias ``nelement``).
+
+            >>> agnostic.zeros(2, 3).numel()
+            6
+        """
         return self._data.size
 
     nelement = numel
 
     def element_size(self):
-        """Bytes per element."""
+        """The size of one element in bytes (the property ``itemsize``).
+
+            >>> agnostic.zeros(2, dtype=agnostic.float16).element_size()
+            2
+        """
         return self._data.itemsize
 
     @property
     def itemsize(self):
+        """The size of one element in bytes (``element_size()``).
+
+            >>> agnostic.zeros(2).itemsize
+            4
+        """
         return self._data.itemsize
 
     @property
     def nbytes(self):
+        """The bytes the elements take, ``numel() * itemsize``.
+
+            >>> agnostic.zeros(2, 3).nbytes
+            24
+        """
         return self._data.nbytes
 
     def stride(self, dim=None):
-        """Strides in elements (not bytes), as PyTorch reports them."""
+        """The step in elements (not bytes) between neighbours along each dimension, or along ``dim``, as PyTorch
+        reports it.
+
+            >>> x = agnostic.zeros(2, 3)
+            >>> x.stride(), x.t().stride()
+            ((3, 1), (1, 3))
+        """
         itemsize = self._data.itemsize
         strides = tuple(s // itemsize for s in self._data.strides)
         return strides if dim is None else strides[_normalize_dim(dim, self._data.ndim, allow_scalar=False)]
 
     def is_contiguous(self):
-        """True when elements are laid out in row-major order without gaps."""
+        """True when the elements are laid out in row-major order without gaps.
+
+            >>> x = agnostic.zeros(2, 3)
+            >>> x.is_contiguous(), x.t().is_contiguous()
+            (True, False)
+        """
         return self._data.flags.c_contiguous
 
     def data_ptr(self):
-        """Address of the first element."""
+        """The address of the first element (in device memory for CUDA tensors).
+
+            >>> x = agnostic.zeros(4)
+            >>> x[2:].data_ptr() - x.data_ptr()  # a view: the same memory, two float32 further
+            8
+        """
         return _backend.data_pointer(self._data)
 
     @property
     def is_cuda(self):
+        """True when this tensor lives on a CUDA device.
+
+            >>> agnostic.zeros(2).is_cuda
+            False
+        """
         return self._device.type == "cuda"
 
     @property
     def is_cpu(self):
+        """True when this tensor lives in CPU memory.
+
+            >>> agnostic.zeros(2).is_cpu
+            True
+        """
         return self._device is CPU
 
     def get_device(self):
-        """The CUDA index, or -1 on the CPU (as PyTorch)."""
-        return -1 if self._device is CPU else self._device.index
+        """The index of this tensor's CUDA device, or -1 on the CPU (as PyTorch).
+
+            >>> agnostic.zeros(2).get_device()
+            -1
+        """
+        index = self._device.index
+        return -1 if index is None else index
 
     def is_floating_point(self):
+        """True for floating dtypes (``float16``, ``bfloat16``, ``float32``, ``float64``).
+
+            >>> agnostic.zeros(2).is_floating_point(), agnostic.tensor([1]).is_floating_point()
+            (True, False)
+        """
         return self.dtype.is_floating_point
 
     def is_complex(self):
+        """True for complex dtypes (``complex64``, ``complex128``).
+
+            >>> agnostic.tensor([1j]).is_complex(), agnostic.zeros(2).is_complex()
+            (True, False)
+        """
         return self.dtype.is_complex
 
     # ----- conversions to Python and NumPy ------------------------------------------------------------------
     def item(self):
-        """The value of a one-element tensor as a Python number."""
+        """The value of a one-element tensor as a Python number (a CUDA tensor's is copied to the host).
+
+            >>> agnostic.tensor([2.5]).item()
+            2.5
+        """
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar; "
@@ -143,14 +280,22 @@ class Tensor:
         return self._host_array().reshape(()).item()
 
     def tolist(self):
-        """The elements as (nested) Python lists of Python numbers."""
+        """The elements as (nested) Python lists of Python numbers; a 0-dim tensor gives its number.
+
+            >>> agnostic.tensor([[1, 2], [3, 4]]).tolist()
+            [[1, 2], [3, 4]]
+        """
         return self._host_array().tolist()
 
     def numpy(self, *, force=False):
-        """The NumPy array behind a CPU tensor (shared memory). On CUDA, call ``.cpu()`` first (or ``force=True``)."""
-        if self._device is not CPU:
+        """The NumPy array behind a CPU tensor (shared memory). On CUDA, call ``.cpu()`` first (or ``force=True``).
+
+            >>> agnostic.tensor([1.0, 2.0]).numpy()
+            array([1., 2.], dtype=float32)
+        """
+        if not self._device.backend.host:
             if force:
-                return _transfer.move(self._data, self._device, CPU)
+                return self._host_array()
             raise TypeError(
                 f"can't convert {self._device} device type tensor to numpy. "
                 "Use Tensor.cpu() to copy the tensor to host memory first."
@@ -158,17 +303,26 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        """The array NumPy reads (``numpy.asarray(x)``): ``numpy()``, cast to ``dtype`` if given; CPU tensors only.
+
+            >>> import numpy
+            >>> numpy.asarray(agnostic.tensor([1, 2]))
+            array([1, 2])
+        """
         array = self.numpy()
         if dtype is not None:
             array = array.astype(dtype, copy=False)
         return array
 
     def _host_array(self):
-        if self._device is CPU:
-            return self._data
-        return _transfer.move(self._data, self._device, CPU)
+        return self._device.backend.to_host(self._data)[0]
 
     def __bool__(self):
+        """The truth of a one-element tensor (``if x:``); for more elements it is ambiguous, and refused.
+
+            >>> bool(agnostic.tensor([0.0])), bool(agnostic.tensor(3))
+            (False, True)
+        """
         if self._data.size != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {self._data.size} elements is ambiguous; use .any() or .all()"
@@ -176,25 +330,55 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
+        """``float(x)`` of a one-element tensor.
+
+            >>> float(agnostic.tensor([2.5]))
+            2.5
+        """
         return float(self.item())
 
     def __int__(self):
+        """``int(x)`` of a one-element tensor (floats are truncated toward zero).
+
+            >>> int(agnostic.tensor([2.7]))
+            2
+        """
         return int(self.item())
 
     def __complex__(self):
+        """``complex(x)`` of a one-element tensor.
+
+            >>> complex(agnostic.tensor(2.0))
+            (2+0j)
+        """
         return complex(self.item())
 
     def __index__(self):
+        """A one-element integer tensor as an index (``sequence[x]``, ``range(x)``).
+
+            >>> ["a", "b", "c"][agnostic.tensor(1)]
+            'b'
+        """
         if self.dtype.category > 1 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __len__(self):
+        """The size of the first dimension (a 0-dim tensor has no length).
+
+            >>> len(agnostic.zeros(3, 2))
+            3
+        """
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
     def __iter__(self):
+        """The sub-tensors along the first dimension (views).
+
+            >>> list(agnostic.tensor([[1, 2], [3, 4]]))
+            [tensor([1, 2]), tensor([3, 4])]
+        """
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (wrap(self._data[i], self._device) for i in range(self._data.shape[0]))
@@ -203,6 +387,14 @@ class Tensor:
         return id(self)
 
     def __repr__(self):
+        """The tensor as PyTorch prints it: its values, then its dtype and device where they are not the defaults (also
+        ``str``).
+
+            >>> agnostic.tensor([1.0, 2.5])
+            tensor([1.0000, 2.5000])
+            >>> print(agnostic.tensor([1, 2], dtype=agnostic.float64))
+            tensor([1., 2.], dtype=agnostic.float64)
+        """
         from ._printing import tensor_repr
 
         return tensor_repr(self)
@@ -210,38 +402,64 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
+        """``format(x, spec)``: a 0-dim tensor formats as its Python number, others as their repr.
+
+            >>> f"{agnostic.tensor(2.5):.2f}"
+            '2.50'
+        """
         if self._data.ndim == 0:
             return format(self.item(), spec)
         return repr(self)
 
     def __reduce__(self):
+        """Pickling: the values (copied to the host) and the device's name, where unpickling makes the tensor again.
+
+            >>> import pickle
+            >>> pickle.loads(pickle.dumps(agnostic.tensor([1, 2])))
+            tensor([1, 2])
+        """
         return (_rebuild, (self._host_array(), str(self._device)))
 
     # ----- moving between devices and dtypes ----------------------------------------------------------------
+    @_declared(**_CONVERSION)
     def to(self, *args, **kwargs):
         """Move and/or cast: ``to(device)``, ``to(dtype)``, ``to(other)``, ``to(device, dtype, non_blocking=False,
-        copy=False)``. Returns ``self`` when nothing changes (and ``copy`` is false), a new tensor otherwise."""
+        copy=False)``. Returns ``self`` when nothing changes (and ``copy`` is false), a new tensor otherwise.
+
+            >>> agnostic.tensor([1.5, -2.5]).to(agnostic.int64)
+            tensor([ 1, -2])
+        """
         device, dtype, non_blocking, copy = _parse_to_arguments(args, kwargs)
         return self._converted(device, dtype, copy, non_blocking)
 
+    @_declared(**_CONVERSION)
     def cuda(self, device=None, non_blocking=False):
-        """A copy on a CUDA device (the current one by default); ``self`` if already there."""
-        if device is None:
-            device = "cuda"
-        elif isinstance(device, int) or device == "cuda" or getattr(device, "type", None) == "cuda":
-            pass
-        else:
-            device = as_device(device)
-            if device.type != "cuda":
-                raise ValueError(f"cuda(): expected a CUDA device, got {device}; use .to({str(device)!r}) instead")
-        return self._converted(as_device(device), None, False, non_blocking)
+        """A copy on a CUDA device (the current one by default); ``self`` if already there.
 
+            >>> agnostic.ones(2).cuda().is_cuda  # doctest: +SKIP
+            True
+        """
+        target = as_device("cuda" if device is None else device)
+        if target.backend.host:
+            raise ValueError(f"cuda(): expected a CUDA device, got {target}; use .to({str(target)!r}) instead")
+        return self._converted(target, None, False, non_blocking)
+
+    @_declared(**_CONVERSION)
     def cpu(self):
-        """A copy in CPU memory; ``self`` if already there."""
+        """A copy in CPU memory; ``self`` if already there.
+
+            >>> agnostic.ones(2).cpu().is_cpu
+            True
+        """
         return self._converted(CPU, None, False, False)
 
+    @_declared(**_CONVERSION)
     def type(self, dtype=None, non_blocking=False):
-        """Without arguments, the legacy type name (``'agnostic.cuda.FloatTensor'``); otherwise cast to that type."""
+        """Without arguments, the legacy type name (``'agnostic.cuda.FloatTensor'``); otherwise cast to that type.
+
+            >>> agnostic.ones(2).type("agnostic.DoubleTensor").type()
+            'agnostic.DoubleTensor'
+        """
         from . import _legacy_types
 
         if dtype is None:
@@ -255,13 +473,13 @@ class Tensor:
         array = self._data
         if dtype is not None and _DTYPE_OF[array.dtype] is not dtype:
             with _backend.on(source):
-                array = array.astype(dtype.numpy_dtype)
+                array = source.backend.ops.convert(array, dtype.numpy_dtype)
             copy = False
         if target is not source:
-            if target is CPU and non_blocking:
-                host, event = _transfer.to_host(array, source, non_blocking=True)
+            if non_blocking and target.backend.host:
+                host, event = source.backend.to_host(array, non_blocking=True)
                 return InFlightHostTensor.around(host, event)
-            array = _transfer.move(array, source, target, non_blocking)
+            array = _backend.move(array, source, target, non_blocking)
         elif copy:
             with _backend.on(source):
                 array = array.copy()
@@ -271,21 +489,36 @@ class Tensor:
 
     def pin_memory(self):
         """A copy of this CPU tensor in page-locked memory (``self`` if already pinned), for fast and
-        asynchronous (``non_blocking``) copies to a GPU."""
-        if self._device is not CPU:
+        asynchronous (``non_blocking``) copies to a GPU; it needs CUDA.
+
+            >>> x = agnostic.zeros(2).pin_memory()  # doctest: +SKIP
+            >>> x.is_pinned(), x.cuda(non_blocking=True).is_cuda  # doctest: +SKIP
+            (True, True)
+        """
+        if not self._device.backend.host:
             raise RuntimeError(f"cannot pin '{self._device}' memory: only CPU tensors can be pinned")
-        if _transfer.is_pinned(self._data):
+        if _cuda_backend.is_pinned(self._data):
             return self
-        return wrap(_transfer.pinned_copy(self._data), CPU)
+        return wrap(_cuda_backend.pinned_copy(self._data), CPU)
 
     def is_pinned(self):
-        """True when this tensor's memory is page-locked (always False on machines without CUDA)."""
-        return self._device is CPU and _transfer.is_pinned(self._data)
+        """True when this tensor's memory is page-locked (see ``pin_memory``; always False without CUDA).
+
+            >>> agnostic.zeros(2).is_pinned()
+            False
+        """
+        return self._device.backend.host and _cuda_backend.is_pinned(self._data)
 
     # ----- autograd --------------------------------------------------------------------------------------------
     @property
     def requires_grad(self):
-        """Whether gradients are recorded for this tensor (only floating and complex tensors may require them)."""
+        """Whether gradients are recorded for this tensor (only floating and complex tensors may require them);
+        results computed from one require them too. Setting it is ``requires_grad_``.
+
+            >>> x = agnostic.ones(2, requires_grad=True)
+            >>> x.requires_grad, (x * 2).requires_grad, agnostic.ones(2).requires_grad
+            (True, True, False)
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -293,44 +526,85 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
-        """Set ``requires_grad`` in place (only on leaves); returns ``self``."""
+        """Set ``requires_grad`` in place (only on leaves); returns ``self``.
+
+            >>> agnostic.ones(2).requires_grad_().requires_grad
+            True
+        """
         from .autograd.tracking import set_requires_grad
 
         return set_requires_grad(self, requires_grad)
 
     @property
     def grad_fn(self):
-        """The recorded operation that produced this tensor (None for leaves)."""
+        """The recorded operation that produced this tensor (None for leaves).
+
+            >>> x = agnostic.ones(2, requires_grad=True)
+            >>> x.grad_fn is None, (x * 2).grad_fn
+            (True, <MulBackward0 object at 0x...>)
+        """
         return self._grad_fn
 
     @property
     def is_leaf(self):
-        """True for tensors not produced by a recorded operation (all tensors that don't require grad)."""
+        """True for tensors not produced by a recorded operation (all tensors that don't require grad).
+
+            >>> x = agnostic.ones(2, requires_grad=True)
+            >>> x.is_leaf, (x * 2).is_leaf
+            (True, False)
+        """
         return self._grad_fn is None
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (``gradient`` is required unless self has one
-        element), as ``torch.Tensor.backward``."""
+        element), as ``torch.Tensor.backward``.
+
+            >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([2., 4.])
+        """
         from .autograd import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def retain_grad(self):
-        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        """Keep ``.grad`` for this non-leaf tensor after backward.
+
+            >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * 3
+            >>> y.retain_grad()
+            >>> y.sum().backward()
+            >>> y.grad
+            tensor([1., 1.])
+        """
         from .autograd.functions import retain_grad
 
         retain_grad(self)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces the gradient.
-        Returns a handle with ``remove()``."""
+        Returns a handle with ``remove()``.
+
+            >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
+            >>> handle = x.register_hook(lambda grad: grad * 10)
+            >>> x.sum().backward()
+            >>> x.grad
+            tensor([10., 10.])
+            >>> handle.remove()
+        """
         from .autograd.functions import register_hook
 
         return register_hook(self, hook)
 
     @property
     def data(self):
-        """This tensor's values as a tensor outside autograd (shares memory)."""
+        """This tensor's values as a tensor outside autograd (shares memory); assigning a tensor replaces them.
+
+            >>> x = agnostic.ones(2, requires_grad=True)
+            >>> x.data, x.data.requires_grad
+            (tensor([1., 1.]), False)
+        """
         return wrap(self._data, self._device)
 
     @data.setter
@@ -341,7 +615,14 @@ class Tensor:
         self._device = value._device
 
     def detach_(self):
-        """Cut this tensor from its history in place (it becomes a leaf that doesn't require grad)."""
+        """Cut this tensor from its history in place (it becomes a leaf that doesn't require grad); returns ``self``.
+
+            >>> y = agnostic.ones(2, requires_grad=True) * 2
+            >>> y.detach_()
+            tensor([2., 2.])
+            >>> y.requires_grad, y.is_leaf
+            (False, True)
+        """
         if self._grad_fn is not None and self.__dict__.get("_is_view"):
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         for key in ("_grad_fn", "_requires_grad", "_output_nr"):
@@ -352,28 +633,48 @@ class Tensor:
             self.__class__ = Tensor
         return self
 
+    @_declared(shape_only=True, gradients=_PASSES_THROUGH)
     def clone(self, *, memory_format=None):
-        """A copy with its own memory, on the same device."""
+        """A copy with its own memory, on the same device.
+
+            >>> agnostic.tensor([1, 2]).clone()
+            tensor([1, 2])
+        """
         with _backend.on(self._device):
             return wrap(self._data.copy(), self._device)
 
     def detach(self):
-        """A tensor sharing this one's memory, cut from autograd history."""
+        """A tensor sharing this one's memory, cut from autograd history.
+
+            >>> x = agnostic.ones(2, requires_grad=True)
+            >>> y = (x * 2).detach()
+            >>> y, y.requires_grad
+            (tensor([2., 2.]), False)
+        """
         return wrap(self._data, self._device)
 
+    @_declared(shape_only=True, gradients=_PASSES_THROUGH)
     def contiguous(self, memory_format=None):
-        """``self`` if already contiguous, else a contiguous copy."""
+        """``self`` if already contiguous, else a contiguous copy.
+
+            >>> agnostic.ones(2, 3).t().contiguous().is_contiguous()
+            True
+        """
         if self._data.flags.c_contiguous:
             return self
         xp = _backend.namespace(self._device)
         with _backend.on(self._device):
             return wrap(xp.ascontiguousarray(self._data), self._device)
 
+    @_declared(overwrites=True, shape_only=True, gradients={"src": lambda grad: grad})
     def copy_(self, src, non_blocking=False):
         """Copy ``src`` into ``self`` in place, across devices, broadcasting and casting; returns ``self``.
 
         With ``non_blocking``, a device-to-host copy into pinned, contiguous ``self`` of the same shape and dtype
         runs asynchronously; reading ``self`` on the host waits for it.
+
+            >>> agnostic.zeros(2, 2).copy_(agnostic.tensor([1, 2]))[1]
+            tensor([1., 2.])
         """
         if not isinstance(src, Tensor):
             from .ops.creation import tensor as make_tensor
@@ -382,32 +683,121 @@ class Tensor:
         _check_writable(self)
         array = src._data
         if src._device is not self._device:
-            if self._device is CPU and non_blocking and _can_receive_async_copy(self._data, array):
-                _, event = _transfer.to_host(array, src._device, non_blocking=True, out=self._data)
+            if non_blocking and self._device.backend.host and _can_receive_async_copy(self._data, array):
+                _, event = src._device.backend.to_host(array, non_blocking=True, out=self._data)
                 InFlightHostTensor.mark(self, event)
                 return self
-            array = _transfer.move(array, src._device, self._device, non_blocking)
+            array = _backend.move(array, src._device, self._device, non_blocking)
         _check_broadcast_into(self, array.shape, "copy_")
         with _backend.on(self._device):
+            if _conversion.kind(array.dtype, self._data.dtype) is not None:  # where C casts are not PyTorch's
+                array = self._device.backend.ops.convert(array, self._data.dtype)
             _backend.namespace(self._device).copyto(self._data, array, casting="unsafe")
         return self
 
     # Legacy casts: x.float(), x.long(), ...
-    def float(self): return self.to(_dtypes.float32)
-    def double(self): return self.to(_dtypes.float64)
-    def half(self): return self.to(_dtypes.float16)
-    def bfloat16(self): return self.to(_dtypes.bfloat16)
-    def int(self): return self.to(_dtypes.int32)
-    def long(self): return self.to(_dtypes.int64)
-    def short(self): return self.to(_dtypes.int16)
-    def char(self): return self.to(_dtypes.int8)
-    def byte(self): return self.to(_dtypes.uint8)
-    def bool(self): return self.to(_dtypes.bool)
-    def cfloat(self): return self.to(_dtypes.complex64)
-    def cdouble(self): return self.to(_dtypes.complex128)
+    def float(self):
+        """``self.to(agnostic.float32)``.
+
+            >>> agnostic.tensor([1, 2]).float()
+            tensor([1., 2.])
+        """
+        return self.to(_dtypes.float32)
+
+    def double(self):
+        """``self.to(agnostic.float64)``.
+
+            >>> agnostic.tensor([1, 2]).double()
+            tensor([1., 2.], dtype=agnostic.float64)
+        """
+        return self.to(_dtypes.float64)
+
+    def half(self):
+        """``self.to(agnostic.float16)``.
+
+            >>> agnostic.tensor([1, 2]).half()
+            tensor([1., 2.], dtype=agnostic.float16)
+        """
+        return self.to(_dtypes.float16)
+
+    def bfloat16(self):
+        """``self.to(agnostic.bfloat16)``.
+
+            >>> agnostic.tensor([1, 2]).bfloat16()  # needs ml_dtypes on the CPU  # doctest: +SKIP
+            tensor([1., 2.], dtype=agnostic.bfloat16)
+        """
+        return self.to(_dtypes.bfloat16)
+
+    def int(self):
+        """``self.to(agnostic.int32)``.
+
+            >>> agnostic.tensor([1.7, -1.7]).int()
+            tensor([ 1, -1], dtype=agnostic.int32)
+        """
+        return self.to(_dtypes.int32)
+
+    def long(self):
+        """``self.to(agnostic.int64)``.
+
+            >>> agnostic.tensor([1.7, -1.7]).long()
+            tensor([ 1, -1])
+        """
+        return self.to(_dtypes.int64)
+
+    def short(self):
+        """``self.to(agnostic.int16)``.
+
+            >>> agnostic.tensor([1.7, -1.7]).short()
+            tensor([ 1, -1], dtype=agnostic.int16)
+        """
+        return self.to(_dtypes.int16)
+
+    def char(self):
+        """``self.to(agnostic.int8)``.
+
+            >>> agnostic.tensor([1.7, -1.7]).char()
+            tensor([ 1, -1], dtype=agnostic.int8)
+        """
+        return self.to(_dtypes.int8)
+
+    def byte(self):
+        """``self.to(agnostic.uint8)``.
+
+            >>> agnostic.tensor([1, 255]).byte()
+            tensor([  1, 255], dtype=agnostic.uint8)
+        """
+        return self.to(_dtypes.uint8)
+
+    def bool(self):
+        """``self.to(agnostic.bool)``.
+
+            >>> agnostic.tensor([0, 2]).bool()
+            tensor([False,  True])
+        """
+        return self.to(_dtypes.bool)
+
+    def cfloat(self):
+        """``self.to(agnostic.complex64)``.
+
+            >>> agnostic.tensor([1.0]).cfloat()
+            tensor([1.+0.j])
+        """
+        return self.to(_dtypes.complex64)
+
+    def cdouble(self):
+        """``self.to(agnostic.complex128)``.
+
+            >>> agnostic.tensor([1.0]).cdouble()
+            tensor([1.+0.j], dtype=agnostic.complex128)
+        """
+        return self.to(_dtypes.complex128)
 
     def new_tensor(self, data, dtype=None, device=None):
-        """A new tensor from ``data``, with this tensor's dtype and device unless given."""
+        """A new tensor from ``data`` (copied), with this tensor's dtype and device unless given.
+
+            >>> agnostic.zeros(2, dtype=agnostic.float64).new_tensor([1, 2])
+            tensor([1., 2.], dtype=agnostic.float64)
+        """
         from .ops.creation import tensor as make_tensor
 
         return make_tensor(data, dtype=dtype or self.dtype, device=device or self._device)
@@ -452,7 +842,7 @@ _SLOT_DATA = Tensor.__dict__["_data"]
 
 def _can_receive_async_copy(host, device_array):
     return (host.shape == device_array.shape and host.dtype == device_array.dtype and host.flags.c_contiguous
-            and _transfer.is_pinned(host))
+            and _cuda_backend.is_pinned(host))
 
 
 def _rebuild(array, device_text):

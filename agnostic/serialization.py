@@ -102,7 +102,16 @@ def _is_parameter(tensor):
 def save(obj, f):
     """Save ``obj`` (tensors, state dicts, nested dicts/lists/tuples of them, numbers, strings, None) to ``f``: a
     path (str or ``os.PathLike``) or a writable binary file object. Tensors keep their dtype, shape and the device
-    they were saved from (``load`` restores them there unless ``map_location`` says otherwise)."""
+    they were saved from (``load`` restores them there unless ``map_location`` says otherwise).
+
+        >>> import io
+        >>> buffer = io.BytesIO()
+        >>> agnostic.save({"weight": agnostic.ones(2, 2), "step": 10}, buffer)
+        >>> _ = buffer.seek(0)
+        >>> agnostic.load(buffer)
+        {'weight': tensor([[1., 1.],
+                [1., 1.]]), 'step': 10}
+    """
     writer = _Writer()
     structure = writer.encode(obj)
     header = {"format": _FORMAT, "version": _VERSION, "tensors": writer.tensors, "object": structure}
@@ -153,6 +162,13 @@ def load(f, map_location=None, *, weights_only=None, mmap=None):
     CUDA device this machine lacks); a device or string sends every tensor there; a dict remaps saved device
     strings (``{'cuda:1': 'cuda:0'}``); a callable ``(cpu_tensor, saved_location) -> tensor`` decides, None meaning
     the default. ``weights_only`` and ``mmap`` are accepted for PyTorch compatibility (loading is always safe).
+
+        >>> import io
+        >>> buffer = io.BytesIO()
+        >>> agnostic.save([agnostic.arange(3), "note"], buffer)
+        >>> _ = buffer.seek(0)
+        >>> agnostic.load(buffer, map_location="cpu")
+        [tensor([0, 1, 2]), 'note']
     """
     data, source = _read_all(f)
     if len(data) < 8:
@@ -305,7 +321,7 @@ def _default_restore(tensor, location):
 
 
 def _to(tensor, device, location):
-    if device.type == "cuda":
+    if not device.backend.host:
         count = _backend.cuda_device_count()
         if count == 0:
             raise RuntimeError(
@@ -317,8 +333,6 @@ def _to(tensor, device, location):
                 f"Attempting to deserialize object on CUDA device {device.index} but agnostic.cuda.device_count() "
                 f"is {count}. Please use agnostic.load with map_location to map your storages to an existing "
                 "device (for example map_location={'" + str(device) + "': 'cuda:0'}).")
-    if device is CPU:
-        return tensor
     return tensor.to(device)
 
 

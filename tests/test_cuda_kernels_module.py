@@ -10,9 +10,10 @@ import numpy
 import pytest
 
 import agnostic
-from agnostic import _backend, _philox
+from agnostic import _backend
+from agnostic._backends import philox as _philox
 from agnostic._device import CPU
-from agnostic._backends import cuda_kernels
+from agnostic._backends import cuda_kernels, cuda_ops
 from agnostic.nn import functional
 from agnostic.nn.functional import _column_sums, _index_cross_entropy
 from agnostic.ops import _relu_gradient
@@ -25,6 +26,8 @@ PACKAGE = ROOT / "agnostic"
 KERNELS_MODULE = PACKAGE / "_backends" / "cuda_kernels.py"
 CONSTRUCTORS = ("RawKernel(", "ElementwiseKernel(", "ReductionKernel(", "RawModule(")
 SOURCE_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd", ".c", ".h", ".cu", ".cuh")
+INTEGERS = ("uint8", "int8", "int16", "int32", "int64")
+DIVISION_DTYPES = ("float16", "float32", "float64") + INTEGERS
 
 
 # ----- where kernels are built -----------------------------------------------------------------------------------
@@ -74,6 +77,11 @@ def test_the_lookups_of_the_launching_modules_are_declared():
                  for d in _fused._KERNEL_COMPUTE}
     expected |= {(f"philox_{kind}_{d.name}", None) for kind in ("uniform", "normal") for d in floats}
     expected.add(("philox_integers", None))
+    expected |= {(f"agnostic_{name}", numpy.dtype(d)) for name in ("floor_divide", "remainder", "fmod", "trunc_divide")
+                 for d in DIVISION_DTYPES}
+    expected |= {("agnostic_complex_divide", numpy.dtype(d)) for d in ("complex64", "complex128")}
+    expected |= {("agnostic_float_to_integer", numpy.dtype(d)) for d in INTEGERS}
+    expected.add(("agnostic_float64_to_float16", None))
     assert declared == expected
 
 
@@ -95,12 +103,21 @@ def test_without_cuda_a_kernel_lookup_says_why():
 
 
 # ----- on each CUDA device ---------------------------------------------------------------------------------------
-def _sample_arguments(cupy, in_params):
-    """Small arguments for an ElementwiseKernel's parameters: float32 arrays for ``T``, typed scalars otherwise."""
+def _sample_arguments(cupy, declared, dtype):
+    """Small arguments for an ElementwiseKernel's parameters: for ``T``, arrays of the kernel's dtype where its
+    result is a ``T``, else float32; arrays of the named dtype for a kernel's only parameter; typed scalars
+    otherwise."""
+    parameters = declared.in_params.split(",")
+    t_dtype = dtype if "T" in declared.out_params.split() and dtype is not None else numpy.float32
     arguments = []
-    for parameter in in_params.split(","):
+    for parameter in parameters:
         *_, type_name, _ = parameter.split()  # after any modifier such as ``raw``
-        arguments.append(cupy.ones(4, numpy.float32) if type_name == "T" else numpy.dtype(type_name).type(1))
+        if type_name == "T":
+            arguments.append(cupy.ones(4, t_dtype))
+        elif len(parameters) == 1:
+            arguments.append(cupy.ones(4, type_name))
+        else:
+            arguments.append(numpy.dtype(type_name).type(1))
     return arguments
 
 
@@ -110,7 +127,7 @@ def test_every_declared_kernel_compiles_on_each_cuda_device(cuda_device):
         for name, dtype in cuda_kernels.declared_kernels():
             declared, kernel = cuda_kernels.declaration(name, dtype), cuda_kernels.kernel(name, dtype)
             if declared.kind == "elementwise":
-                kernel(*_sample_arguments(cupy, declared.in_params))
+                kernel(*_sample_arguments(cupy, declared, dtype))
             else:
                 kernel.compile()
         cupy.cuda.get_current_stream().synchronize()
@@ -132,9 +149,11 @@ def test_every_declared_kernel_runs_on_each_cuda_device(cuda_device, monkeypatch
     with cupy.cuda.Device(cuda_device.index):
         _run_relu_gradient(rng, cuda_device)
         _run_cross_entropy(rng, cuda_device)
-        _run_column_sums(cupy, rng)
+        _run_column_sums(cupy, rng, cuda_device)
         _run_optimizers(cupy, rng)
         _run_philox(cuda_device)
+        _run_divisions(rng, cuda_device)
+        _run_conversions(rng, cuda_device)
         cupy.cuda.get_current_stream().synchronize()
     assert looked_up == set(cuda_kernels.declared_kernels())
 
@@ -146,7 +165,7 @@ def _run_relu_gradient(rng, device):
 
 
 def _run_cross_entropy(rng, device):
-    for dtype, rows in itertools.product(("float32", "float64"), (5, _index_cross_entropy._ONE_BLOCK_ROWS + 1)):
+    for dtype, rows in itertools.product(("float32", "float64"), (5, cuda_ops._ONE_BLOCK_ROWS + 1)):
         logits = rng.standard_normal((rows, 3)).astype(dtype)
         labels = rng.integers(0, 3, rows)
         labels[0] = -100  # ignored
@@ -164,10 +183,10 @@ def _run_cross_entropy(rng, device):
         numpy.testing.assert_allclose(grads[1], grads[0], rtol=tolerance, atol=tolerance / rows)
 
 
-def _run_column_sums(cupy, rng):
+def _run_column_sums(cupy, rng, device):
     for dtype in ("float32", "float64"):
         rows = rng.standard_normal((70, 45)).astype(dtype)
-        sums = _column_sums.column_sums(cupy.asarray(rows)).get()
+        sums = _column_sums.column_sums(cupy.asarray(rows), device).get()
         # the usual bound on a sum's rounding error, whatever the order of its additions
         bound = len(rows) * numpy.finfo(dtype).eps * numpy.abs(rows).sum(0)
         assert numpy.all(numpy.abs(sums - rows.astype(numpy.float64).sum(0)) <= bound)
@@ -216,3 +235,36 @@ def _run_philox(device):
                                       _philox.normal(CPU, 7, 3, 1001, dtype), rtol=1e-5, atol=1e-5)
     numpy.testing.assert_array_equal(_philox.integers(device, 7, 3, 1001, -5, 10).get(),
                                      _philox.integers(CPU, 7, 3, 1001, -5, 10))
+
+
+def _run_divisions(rng, device):
+    """floor_divide, remainder, fmod and both rounding modes of div on every dtype with a kernel, and complex
+    division: the CPU's values (no subnormal float32 operands, which CuPy flushes)."""
+    divisions = (agnostic.floor_divide, agnostic.remainder, agnostic.fmod,
+                 lambda a, b: agnostic.div(a, b, rounding_mode="trunc"),
+                 lambda a, b: agnostic.div(a, b, rounding_mode="floor"))
+    for name in DIVISION_DTYPES:
+        a = rng.integers(-100, 100, 64).astype(name)
+        b = rng.integers(1, 9, 64).astype(name)
+        if name.startswith("float"):
+            a, b = a / numpy.dtype(name).type(3), b * rng.choice([-1, 1], 64).astype(name)
+        for division in divisions:
+            expected = division(agnostic.tensor(a), agnostic.tensor(b)).numpy()
+            result = division(agnostic.tensor(a, device=device), agnostic.tensor(b, device=device))
+            numpy.testing.assert_array_equal(result.cpu().numpy(), expected)
+    for dtype in (agnostic.complex64, agnostic.complex128):
+        a, b = (agnostic.tensor(rng.standard_normal((2, 32)).view(numpy.complex128), dtype=dtype) for _ in range(2))
+        numpy.testing.assert_allclose((a.to(device) / b.to(device)).cpu().numpy(), (a / b).numpy(), rtol=1e-6)
+
+
+def _run_conversions(rng, device):
+    """Floats to every integer dtype (out of range and NaN too), and float64 to float16: the CPU's values."""
+    values = numpy.concatenate([rng.standard_normal(64) * 1e3, [-1.0, numpy.nan, numpy.inf, -1e30, 2.0 ** 40]])
+    for source in ("float16", "float32", "float64"):
+        tensor = agnostic.tensor(values).to(getattr(agnostic, source))
+        on_device = tensor.to(device)
+        for target in INTEGERS:
+            numpy.testing.assert_array_equal(on_device.to(getattr(agnostic, target)).cpu().numpy(),
+                                             tensor.to(getattr(agnostic, target)).numpy())
+    tensor = agnostic.tensor(values, dtype=agnostic.float64)
+    numpy.testing.assert_array_equal(tensor.to(device).half().cpu().numpy(), tensor.half().numpy())

@@ -1,5 +1,6 @@
 """``agnostic.ops._division`` with ``xp=numpy`` against PyTorch's CPU kernels, bit for bit (signed zeros count; any
-NaN equals any NaN), for every integer and float dtype."""
+NaN equals any NaN), for every integer and float dtype; on each GPU, the one-kernel forms (``cuda_kernels``) against
+those formulas run by CuPy and by NumPy, and against PyTorch's CUDA."""
 
 import itertools
 import warnings
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import agnostic
 from agnostic.ops import _division
 
 torch = pytest.importorskip("torch")
@@ -258,3 +260,118 @@ def test_numpy_float_remainder_and_float16_floor_divide_differ():
     a, b = numpy.array([12310.0], numpy.float16), numpy.array([-5.996], numpy.float16)
     assert _division.floor_divide(numpy, a, b)[0] == -2056 and numpy.floor_divide(a, b)[0] == -2054
     assert torch_result("floor_divide", a, b)[0] == -2056
+
+
+# ----- the CUDA kernels ------------------------------------------------------------------------------------------
+def kernel_operands(dtype, rng):
+    """Every pair of the specials, then random operands: any bit patterns, and dividends near integer multiples of
+    their divisors. Integer divisors include 0, whose value callers refuse but the kernels must still match."""
+    if dtype.kind in "iu":
+        a, b = all_pairs(integer_specials(dtype))
+        info = numpy.iinfo(dtype)
+        random = rng.integers(info.min, info.max, 1 << 18, dtype=dtype, endpoint=True)
+        small = rng.integers(max(info.min, -20), 21, 1 << 18).astype(dtype)
+        return numpy.concatenate([a, random, small]), numpy.concatenate([b, small, random])
+    a, b = all_pairs(float_specials(dtype))
+    bits, signed = bits_dtype(dtype), numpy.dtype(f"i{dtype.itemsize}")
+    random_a, random_b = (rng.integers(0, numpy.iinfo(bits).max, 1 << 18, dtype=bits, endpoint=True).view(dtype)
+                          for _ in range(2))
+    divisors = rng.standard_normal(1 << 18).astype(dtype) * dtype.type(4)
+    with numpy.errstate(all="ignore"):
+        near = ((rng.integers(-300, 301, 1 << 18).astype(dtype) * divisors).view(signed)
+                + rng.integers(-2, 3, 1 << 18).astype(signed)).view(dtype)
+    return numpy.concatenate([a, random_a, near]), numpy.concatenate([b, random_b, divisors])
+
+
+def flushes(values):
+    """float32 values that CuPy's kernels (-ftz=true) read or write as zero: subnormals."""
+    return (values != 0) & (numpy.abs(values) < numpy.finfo(values.dtype).tiny)
+
+
+KERNEL_DTYPES = [*INTEGERS, *FLOATS]
+
+
+@pytest.mark.parametrize("dtype", KERNEL_DTYPES)
+def test_cuda_kernels_are_the_formula_bit_for_bit(dtype, cuda_device):
+    """Each kernel gives the bits of its ``_division`` formula run by CuPy (every step a ufunc), subnormals and
+    NaNs included, and of the formula run by NumPy -- PyTorch's CPU -- except where CuPy flushes float32
+    subnormals: an operand, fmod's remainder or the result."""
+    from agnostic._backends import cuda_kernels
+
+    dtype = numpy.dtype(dtype)
+    a, b = kernel_operands(dtype, numpy.random.default_rng(KERNEL_DTYPES.index(dtype.name)))
+    cupy = cuda_device.backend.xp
+    with cuda_device.backend.activate():
+        a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
+        for name in FUNCTIONS:
+            kernel = cuda_kernels.kernel(f"agnostic_{name}", dtype)(a_gpu, b_gpu).get()
+            formula = getattr(_division, name)(cupy, a_gpu, b_gpu).get()
+            assert_same_bits(kernel, formula, a, b, f"{name} kernel against the formula on CuPy")
+            expected = getattr(_division, name)(numpy, a, b)
+            keep = numpy.ones(len(a), bool)
+            if dtype == numpy.float32:
+                with numpy.errstate(all="ignore"):
+                    keep = ~(flushes(a) | flushes(b) | flushes(numpy.fmod(a, b)) | flushes(expected))
+            assert_same_bits(kernel[keep], expected[keep], a[keep], b[keep], f"{name} kernel against the CPU")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_cuda_complex_division_kernel_is_the_formula(dtype, cuda_device):
+    """Smith's algorithm in one kernel: the formula's bits on CuPy, and the CPU's for complex128 (complex64's parts
+    are float32, which CuPy flushes), for divisors made of every pair of special parts and random ones."""
+    from agnostic._backends import cuda_kernels
+
+    dtype = numpy.dtype(dtype)
+    real = numpy.dtype(f"f{dtype.itemsize // 2}")
+    rng = numpy.random.default_rng(5)
+    special_real, special_imag = all_pairs(float_specials(real))
+    count = len(special_real) + (1 << 16)
+    parts = [rng.standard_normal(count).astype(real) * real.type(1e3) for _ in range(4)]
+    parts[2][:len(special_real)], parts[3][:len(special_real)] = special_real, special_imag
+    parts[0][-len(special_real):], parts[1][-len(special_real):] = special_real, special_imag
+    a, b = numpy.empty(count, dtype), numpy.empty(count, dtype)
+    a.real, a.imag, b.real, b.imag = parts
+    cupy = cuda_device.backend.xp
+    with cuda_device.backend.activate():
+        a_gpu, b_gpu = cupy.asarray(a), cupy.asarray(b)
+        kernel = cuda_kernels.kernel("agnostic_complex_divide", dtype)(a_gpu, b_gpu).get()
+        formula = _division.complex_divide(cupy, a_gpu, b_gpu).get()
+    expected = _division.complex_divide(numpy, a, b)
+    for part in ("real", "imag"):
+        kernel_part = numpy.ascontiguousarray(getattr(kernel, part))
+        assert_same_bits(kernel_part, numpy.ascontiguousarray(getattr(formula, part)), a, b,
+                         f"complex_divide ({part}) kernel against the formula on CuPy")
+        if dtype == numpy.complex128:
+            assert_same_bits(kernel_part, numpy.ascontiguousarray(getattr(expected, part)), a, b,
+                             f"complex_divide ({part}) kernel against the CPU")
+
+
+TORCH_CUDA_MATCHES_ITS_CPU = [  # (function, dtypes): everything but float16 floor_divide (see _division's docstring)
+    *[(name, dtype) for name in FUNCTIONS for dtype in INTEGERS],
+    *[(name, dtype) for name in ("remainder", "fmod", "trunc_divide") for dtype in FLOATS],
+    ("floor_divide", "float32"), ("floor_divide", "float64"),
+]
+
+
+@pytest.mark.parametrize(("name", "dtype"), TORCH_CUDA_MATCHES_ITS_CPU)
+def test_cuda_divisions_match_pytorchs_cuda(name, dtype, cuda_device):
+    """agnostic on CUDA against PyTorch on CUDA, two tensors, where PyTorch's CUDA agrees with its CPU; float32
+    leaves out what CuPy flushes (PyTorch keeps subnormals). Integer divisors are nonzero here, as PyTorch's CUDA
+    gives its own values for 0."""
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    dtype = numpy.dtype(dtype)
+    a, b = kernel_operands(dtype, numpy.random.default_rng(7))
+    if dtype.kind in "iu":
+        a, b = a[b != 0], b[b != 0]
+    functions = {"floor_divide": agnostic.floor_divide, "remainder": agnostic.remainder, "fmod": agnostic.fmod,
+                 "trunc_divide": lambda x, y: agnostic.div(x, y, rounding_mode="trunc")}
+    ours = functions[name](agnostic.tensor(a, device=cuda_device), agnostic.tensor(b, device=cuda_device))
+    ours = ours.cpu().numpy()
+    theirs = from_torch(TORCH_FUNCTIONS[name](to_torch(a).cuda(cuda_device.index),
+                                              to_torch(b).cuda(cuda_device.index)).cpu(), dtype)
+    keep = numpy.ones(len(a), bool)
+    if dtype == numpy.float32:
+        with numpy.errstate(all="ignore"):
+            keep = ~(flushes(a) | flushes(b) | flushes(numpy.fmod(a, b)) | flushes(theirs))
+    assert_same_bits(ours[keep], theirs[keep], a[keep], b[keep], f"{name} against PyTorch's CUDA")

@@ -142,7 +142,7 @@ def _numpy_adam(arrays, s, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(_host_kernels, "_library", False)
         patch.setattr(_host_blas, "_routines", {})  # ufuncs alone, no fused multiply-add in BLAS's axpy
-        scratch = _fused._Scratch(numpy, arrays[0].size, arrays[0].dtype)
+        scratch = _fused._Scratch(agnostic.device("cpu").backend, arrays[0].size, arrays[0].dtype)
         scratch.use(arrays[0].shape)
         _fused._adam_host(numpy, arrays, s, scratch)
 

@@ -14,7 +14,7 @@ import pytest
 
 import agnostic
 import agnostic.multiprocessing as mp
-from agnostic import _backend
+from agnostic._backends import cupy_loader
 from agnostic.multiprocessing import reductions
 
 import test_multiprocessing_workers as workers
@@ -396,8 +396,8 @@ def test_cuda_in_a_forked_child_says_to_use_spawn(monkeypatch):
     # Simulate a parent that has started CUDA (the real thing is tested on GPU machines below).
     cupy = pytest.importorskip("cupy")
 
-    monkeypatch.setattr(_backend._cuda, "initialized", True)
-    monkeypatch.setattr(_backend._cuda, "cupy", cupy)
+    monkeypatch.setattr(cupy_loader.state, "initialized", True)
+    monkeypatch.setattr(cupy_loader.state, "cupy", cupy)
     context = mp.get_context("fork")
     outbox = context.Queue()
     child = start(context, workers.use_cuda_after_fork, outbox)

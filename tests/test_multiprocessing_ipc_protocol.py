@@ -17,7 +17,7 @@ import types
 import numpy
 import pytest
 
-from agnostic import _backend
+from agnostic._backends import cupy_loader
 from agnostic.multiprocessing import _memory, cuda_ipc
 import agnostic.multiprocessing as mp
 
@@ -138,7 +138,7 @@ def _allocation_base(pointer):
 
 
 def install_fake_cupy():
-    _backend._cuda.cupy, _backend._cuda.initialized = FAKE_CUPY, True
+    cupy_loader.state.cupy, cupy_loader.state.initialized = FAKE_CUPY, True
     cuda_ipc._allocation_base = _allocation_base
 
 
@@ -178,8 +178,8 @@ def consumer(inbox, outbox):
 
 @pytest.fixture
 def fake_cupy(monkeypatch):
-    monkeypatch.setattr(_backend._cuda, "cupy", FAKE_CUPY)
-    monkeypatch.setattr(_backend._cuda, "initialized", True)
+    monkeypatch.setattr(cupy_loader.state, "cupy", FAKE_CUPY)
+    monkeypatch.setattr(cupy_loader.state, "initialized", True)
     monkeypatch.setattr(cuda_ipc, "_allocation_base", _allocation_base)
     yield
     for child in mp.active_children():

@@ -316,7 +316,8 @@ def test_cuda_kernels_compiled_for_the_cpu_match_the_array_path(tmp_path):
             if update is _fused.RMSPROP:
                 lists[4] = [numpy.asarray(a * 0.01, dtype) for a in lists[4]]
             on_host = [[a.copy() for a in arrays] for arrays in lists]
-            _fused._run_host(update, numpy, [tuple(arrays[i] for arrays in on_host) for i in range(len(shapes))],
+            _fused._run_host(update, agnostic.device("cpu").backend,
+                             [tuple(arrays[i] for arrays in on_host) for i in range(len(shapes))],
                              scalars, flags)
             tasks = [tuple(arrays[i] for arrays in lists) for i in range(len(shapes))]
             table, blocks, arguments = _fused.launch_arguments(update, dtype, tasks, scalars, flags)

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import agnostic
-from agnostic import _philox
+from agnostic._backends import philox as _philox
 from agnostic.cuda import _random as cuda_random
 from agnostic.ops import random as random_ops
 

@@ -10,7 +10,7 @@ first asked for, never at import.
 
 import numpy
 
-from .. import _backend
+from . import cupy_loader
 
 _FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 _C_TYPES = {numpy.dtype(numpy.float32): "float", numpy.dtype(numpy.float64): "double"}
@@ -21,22 +21,25 @@ class Kernel:
     ``in_params`` and ``out_params``, ``source`` being its per-element operation), ``"raw"`` (a ``cupy.RawKernel``:
     the ``extern "C"`` function ``name`` of ``source``) or ``"module"`` (the function ``name`` of a
     ``cupy.RawModule`` of ``source``; with ``template`` true, ``name`` is a C++ name expression such as
-    ``f<float>``); ``options`` go to the compiler."""
+    ``f<float>``); ``options`` go to the compiler, and an elementwise kernel's ``preamble`` (device functions) goes
+    before it."""
 
     KINDS = ("elementwise", "raw", "module")
 
-    def __init__(self, kind, name, source, *, in_params=None, out_params=None, options=(), template=False):
+    def __init__(self, kind, name, source, *, in_params=None, out_params=None, options=(), template=False,
+                 preamble=""):
         if kind not in self.KINDS:
             raise ValueError(f"unknown kernel kind {kind!r}: expected one of {self.KINDS}")
         self.kind, self.name, self.source = kind, name, source
         self.in_params, self.out_params = in_params, out_params
-        self.options, self.template = options, template
+        self.options, self.template, self.preamble = options, template, preamble
 
     def build(self, cupy):
         """The CuPy kernel object; CuPy compiles it when it is first called (a module's function: when taken from
         the module) on each device, and an ElementwiseKernel again for each new combination of argument dtypes."""
         if self.kind == "elementwise":
-            return cupy.ElementwiseKernel(self.in_params, self.out_params, self.source, self.name)
+            return cupy.ElementwiseKernel(self.in_params, self.out_params, self.source, self.name,
+                                          preamble=self.preamble)
         if self.kind == "raw":
             return cupy.RawKernel(self.source, self.name, self.options)
         module = cupy.RawModule(code=self.source, options=self.options,
@@ -45,11 +48,11 @@ class Kernel:
 
 
 # ----- lookup ------------------------------------------------------------------------------------------------------
-_declarations = {}  # kernel name -> (the dtypes it is written for, or None; the function that declares it)
+_declarations: dict = {}  # kernel name -> (the dtypes it is written for, or None; the function that declares it)
 # The one cache, keyed by (kernel name, dtype or None). No device in the key: every object kept is a RawKernel
 # (RawModule.get_function returns one too) or an ElementwiseKernel, and CuPy keeps their binaries per device itself,
 # compiling or loading them on each device where they are first called.
-_compiled = {}
+_compiled: dict = {}
 
 
 def kernel(name, dtype=None):
@@ -59,7 +62,7 @@ def kernel(name, dtype=None):
     key = (name, dtype)
     found = _compiled.get(key)
     if found is None:
-        found = _compiled[key] = declaration(name, dtype).build(_backend.require_cupy())
+        found = _compiled[key] = declaration(name, dtype).build(cupy_loader.require_cupy())
     return found
 
 
@@ -97,6 +100,164 @@ def _declares(name, dtypes=None):
 def _relu_gradient():
     return Kernel("elementwise", "agnostic_relu_gradient", "y = x > (T)0 ? g : (T)0",
                   in_params="T x, T g", out_params="T y")
+
+
+# ----- PyTorch's divisions, one kernel each (agnostic.ops._division, launched by cuda_ops) ----------------------------
+# Each float kernel is the step-by-step formula of its ``_division`` function, every step the operation of the CuPy
+# ufunc that the formula would launch for it, rounded to the dtype as that ufunc rounds it: the same bits as the
+# formula, in one pass. The steps are explicit _rn operations, so that the compiler fuses none of them into a
+# multiply-add; float16 computes each step in float and rounds it back, as CuPy's float16 ufuncs do (exact for one
+# + - * / of two float16 values). Comparisons and fmod/floor/trunc/copysign are the ufuncs' own calls, so CuPy's
+# -ftz=true flushes the same float32 subnormals here as there.
+DIVISION_FLOATS = tuple(numpy.dtype(name) for name in ("float16", "float32", "float64"))
+DIVISION_INTEGERS = tuple(numpy.dtype(name) for name in ("uint8", "int8", "int16", "int32", "int64"))
+DIVISION_COMPLEX = (numpy.dtype(numpy.complex64), numpy.dtype(numpy.complex128))
+
+_FLOAT_STEPS = r"""
+typedef {compute} C;
+__device__ __forceinline__ C agnostic_round(C x) {{ return {round}; }}
+__device__ __forceinline__ C agnostic_add(C x, C y) {{ return agnostic_round(__{p}add_rn(x, y)); }}
+__device__ __forceinline__ C agnostic_sub(C x, C y) {{ return agnostic_round(__{p}sub_rn(x, y)); }}
+__device__ __forceinline__ C agnostic_mul(C x, C y) {{ return agnostic_round(__{p}mul_rn(x, y)); }}
+__device__ __forceinline__ C agnostic_div(C x, C y) {{ return agnostic_round(__{p}div_rn(x, y)); }}
+"""
+_FLOAT_STEP_TYPES = {  # dtype -> compute type, rounding to the dtype, intrinsic prefix, C math function suffix
+    "float16": ("float", "(float)float16(x)", "f", "f"),
+    "float32": ("float", "x", "f", "f"),
+    "float64": ("double", "x", "d", ""),
+    "complex64": ("float", "x", "f", "f"),
+    "complex128": ("double", "x", "d", ""),
+}
+
+_FLOAT_DIVISIONS = {
+    # (a - fmod(a, b)) / b, one lower where fmod and b differ in sign, snapped to the nearest integer; a zero
+    # quotient takes the sign of a / b, and b == 0 gives a / b (divided only there: a division costs). The add and
+    # the subtract of a bool are the formula's, done whatever its value (under -ftz, q - 0 is not always q).
+    "floor_divide": """
+        const C x = (C)a, y = (C)b;
+        const C mod = fmod{f}(x, y);
+        C quotient = agnostic_div(agnostic_sub(x, mod), y);
+        quotient = agnostic_sub(quotient, (C)((mod != (C)0) & ((y < (C)0) != (mod < (C)0))));
+        C floored = floor{f}(quotient);
+        floored = agnostic_add(floored, (C)(agnostic_sub(quotient, floored) > (C)0.5));
+        if (quotient == (C)0) floored = copysign{f}((C)0, agnostic_div(x, y));
+        if (y == (C)0) floored = agnostic_div(x, y);
+        out = (T)floored;
+        """,
+    "remainder": """
+        const C x = (C)a, y = (C)b;
+        C mod = fmod{f}(x, y);
+        const C shifted = agnostic_add(mod, y);
+        if ((mod != (C)0) & ((y < (C)0) != (mod < (C)0))) mod = shifted;
+        out = (T)mod;
+        """,
+    "fmod": "out = (T)fmod{f}((C)a, (C)b);",
+    "trunc_divide": "out = (T)trunc{f}(agnostic_div((C)a, (C)b));",
+}
+
+# Integers: C's truncated / and %, with the floored forms derived from them. A zero divisor (which callers refuse)
+# gives what the formula gives, a for the quotients and 0 for the remainders; -1 is answered without dividing, as
+# INT_MIN / -1 overflows: the quotient is -a, wrapping at INT_MIN.
+_NEGATED = "(T)(0ULL - (unsigned long long)a)"
+_SIGNED_DIVISIONS = {
+    "floor_divide": f"""
+        if (b == (T)0) {{
+            out = a;
+        }} else if (b == (T)-1) {{
+            out = {_NEGATED};
+        }} else {{
+            const T quotient = a / b;
+            out = (a % b != 0 && (a < 0) != (b < 0)) ? (T)(quotient - 1) : quotient;
+        }}
+        """,
+    "remainder": """
+        if (b == (T)0 || b == (T)-1) {
+            out = 0;
+        } else {
+            const T mod = a % b;
+            out = (mod != 0 && (mod < 0) != (b < 0)) ? (T)(mod + b) : mod;
+        }
+        """,
+    "fmod": "out = (b == (T)0 || b == (T)-1) ? (T)0 : (T)(a % b);",
+    "trunc_divide": f"out = b == (T)0 ? a : b == (T)-1 ? {_NEGATED} : (T)(a / b);",
+}
+_UNSIGNED_DIVISIONS = {
+    "floor_divide": "out = b == (T)0 ? a : (T)(a / b);",
+    "remainder": "out = b == (T)0 ? (T)0 : (T)(a % b);",
+    "fmod": "out = b == (T)0 ? (T)0 : (T)(a % b);",
+    "trunc_divide": "out = b == (T)0 ? a : (T)(a / b);",
+}
+
+
+def _division(name):
+    def declare(dtype):
+        if dtype.kind == "f":
+            compute, round_, prefix, suffix = _FLOAT_STEP_TYPES[dtype.name]
+            preamble = _FLOAT_STEPS.format(compute=compute, round=round_, p=prefix)
+            source = _FLOAT_DIVISIONS[name].replace("{f}", suffix)
+        else:
+            preamble = ""
+            source = (_SIGNED_DIVISIONS if dtype.kind == "i" else _UNSIGNED_DIVISIONS)[name]
+        return Kernel("elementwise", f"agnostic_{name}_{dtype.name}", source, in_params="T a, T b",
+                      out_params="T out", preamble=preamble)
+    return declare
+
+
+for _name in ("floor_divide", "remainder", "fmod", "trunc_divide"):
+    _declares(f"agnostic_{_name}", DIVISION_FLOATS + DIVISION_INTEGERS)(_division(_name))
+
+# Smith's algorithm, the branch that the formula's where() picks, each product and sum rounded on its own.
+_COMPLEX_DIVIDE = """
+    const C ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+    C real, imag;
+    if (fabs{f}(br) >= fabs{f}(bi)) {
+        const C ratio = agnostic_div(bi, br);
+        const C scale = agnostic_div((C)1, agnostic_add(br, agnostic_mul(bi, ratio)));
+        real = agnostic_mul(agnostic_add(ar, agnostic_mul(ai, ratio)), scale);
+        imag = agnostic_mul(agnostic_sub(ai, agnostic_mul(ar, ratio)), scale);
+    } else {
+        const C ratio = agnostic_div(br, bi);
+        const C scale = agnostic_div((C)1, agnostic_add(bi, agnostic_mul(br, ratio)));
+        real = agnostic_mul(agnostic_add(agnostic_mul(ar, ratio), ai), scale);
+        imag = agnostic_mul(agnostic_sub(agnostic_mul(ai, ratio), ar), scale);
+    }
+    if ((br == (C)0) & (bi == (C)0)) {
+        real = agnostic_div(ar, fabs{f}(br));
+        imag = agnostic_div(ai, fabs{f}(bi));
+    }
+    out = T(real, imag);
+    """
+
+
+@_declares("agnostic_complex_divide", DIVISION_COMPLEX)
+def _complex_divide(dtype):
+    compute, round_, prefix, suffix = _FLOAT_STEP_TYPES[dtype.name]
+    return Kernel("elementwise", f"agnostic_complex_divide_{dtype.name}", _COMPLEX_DIVIDE.replace("{f}", suffix),
+                  in_params="T a, T b", out_params="T out",
+                  preamble=_FLOAT_STEPS.format(compute=compute, round=round_, p=prefix))
+
+
+# ----- PyTorch's conversions where CuPy's astype differs (agnostic._conversion, launched by cuda_ops.convert) -------
+CONVERSION_INTEGERS = tuple(numpy.dtype(name) for name in ("uint8", "int8", "int16", "int32", "int64"))
+_INTERMEDIATE = {"uint8": "long long", "int64": "long long", "int8": "int", "int16": "int", "int32": "int"}
+
+
+@_declares("agnostic_float_to_integer", CONVERSION_INTEGERS)
+def _float_to_integer(dtype):
+    # A float16, float32 or float64 value is exact in double; in range it truncates to the intermediate integer,
+    # which wraps to the target; anything else (NaN too: every comparison is false) is the intermediate's minimum.
+    wide = _INTERMEDIATE[dtype.name]
+    bound = "9223372036854775808.0" if wide == "long long" else "2147483648.0"
+    source = (f"const double v = (double)x; "
+              f"y = (v >= -{bound} && v < {bound}) ? ({wide})v : ({wide})(-{bound});")
+    return Kernel("elementwise", f"agnostic_float_to_{dtype.name}", source, in_params="T x",
+                  out_params=f"{dtype.name} y")
+
+
+@_declares("agnostic_float64_to_float16")
+def _float64_to_float16():
+    return Kernel("elementwise", "agnostic_float64_to_float16", "y = float16((float)x);", in_params="float64 x",
+                  out_params="float16 y")
 
 
 # ----- cross-entropy of class indices (agnostic.nn.functional._index_cross_entropy) --------------------------------
@@ -410,7 +571,7 @@ for _name in MULTI_TENSOR_UPDATES:
     _declares(f"agnostic_{_name}", _MULTI_TENSOR_TYPES)(_multi_tensor_update(_name))
 
 
-# ----- Philox random draws, one kernel thread per Philox block (agnostic._philox) ----------------------------------
+# ----- Philox random draws, one kernel thread per Philox block (agnostic._backends.philox) ----------------------------------
 _PHILOX_SOURCE = r"""
 typedef unsigned long long u64;
 typedef unsigned int u32;

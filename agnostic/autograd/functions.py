@@ -34,7 +34,17 @@ def _root_gradients(outputs, grad_outputs):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on (or only of ``inputs``)."""
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on (or only of ``inputs``).
+
+        >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
+        >>> agnostic.autograd.backward((x * x).sum())
+        >>> x.grad
+        tensor([2., 4.])
+        >>> y = x * 3
+        >>> agnostic.autograd.backward(y, grad_tensors=agnostic.tensor([1.0, 0.5]))
+        >>> x.grad
+        tensor([5.0000, 5.5000])
+    """
     tensors = _as_tuple(tensors)
     grads = _root_gradients(tensors, _as_tuple(grad_tensors))
     retain_graph = create_graph if retain_graph is None else retain_graph
@@ -51,7 +61,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, returned (no ``.grad`` is changed)."""
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (no ``.grad`` is changed).
+
+        >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
+        >>> (dx,) = agnostic.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        >>> dx
+        tensor([ 3., 12.], grad_fn=<MulBackward0>)
+        >>> agnostic.autograd.grad(dx.sum(), x)
+        (tensor([ 6., 12.]),)
+        >>> x.grad is None
+        True
+    """
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     for tensor in inputs:
@@ -119,7 +139,21 @@ def retain_grad(tensor):
 
 
 class FunctionCtx:
-    """The ``ctx`` of a custom Function: ``save_for_backward``, ``saved_tensors``, ``needs_input_grad``."""
+    """The ``ctx`` of a custom Function: ``save_for_backward``, ``saved_tensors``, ``needs_input_grad``.
+
+        >>> class Scale(agnostic.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x, factor):
+        ...         ctx.factor = factor
+        ...         return x * factor
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad * ctx.factor, None
+        >>> x = agnostic.ones(2, requires_grad=True)
+        >>> Scale.apply(x, 3.0).sum().backward()
+        >>> x.grad
+        tensor([3., 3.])
+    """
 
     def __init__(self, needs_input_grad):
         self.needs_input_grad = needs_input_grad
@@ -146,7 +180,25 @@ class FunctionCtx:
 
 class Function:
     """Custom differentiable operations, as ``torch.autograd.Function``: define static ``forward(ctx, *args)`` and
-    ``backward(ctx, *grad_outputs)`` (one gradient, or None, per forward argument) and call ``apply``."""
+    ``backward(ctx, *grad_outputs)`` (one gradient, or None, per forward argument) and call ``apply``.
+
+        >>> class Cube(agnostic.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x ** 3
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return grad * 3 * x ** 2
+        >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = Cube.apply(x)
+        >>> y.grad_fn
+        <CubeBackward object at 0x...>
+        >>> y.sum().backward()
+        >>> x.grad
+        tensor([ 3., 12.])
+    """
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

@@ -13,7 +13,14 @@ _state = _GradState()
 
 
 def is_grad_enabled():
-    """True when operations on tensors that require grad record a graph (per thread, on by default)."""
+    """True when operations on tensors that require grad record a graph (per thread, on by default).
+
+        >>> agnostic.is_grad_enabled()
+        True
+        >>> with agnostic.no_grad():
+        ...     agnostic.is_grad_enabled()
+        False
+    """
     return _state.enabled
 
 
@@ -40,19 +47,51 @@ class _GradModeContext:
 
 
 class no_grad(_GradModeContext):
-    """Disable gradient recording inside the block (or the decorated function)."""
+    """Disable gradient recording inside the block (or the decorated function).
+
+        >>> x = agnostic.ones(2, requires_grad=True)
+        >>> with agnostic.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+        >>> @agnostic.no_grad()
+        ... def doubled(t):
+        ...     return t * 2
+        >>> doubled(x).requires_grad
+        False
+    """
 
     mode = False
 
 
 class enable_grad(_GradModeContext):
-    """Enable gradient recording inside the block, even within ``no_grad``."""
+    """Enable gradient recording inside the block, even within ``no_grad``.
+
+        >>> x = agnostic.ones(2, requires_grad=True)
+        >>> with agnostic.no_grad():
+        ...     with agnostic.enable_grad():
+        ...         y = x * 2
+        >>> y.requires_grad
+        True
+    """
 
     mode = True
 
 
 class set_grad_enabled(_GradModeContext):
-    """Set gradient recording to ``mode``: immediately (like PyTorch), and restored when used as a context."""
+    """Set gradient recording to ``mode``: immediately (like PyTorch), and restored when used as a context.
+
+        >>> x = agnostic.ones(2, requires_grad=True)
+        >>> with agnostic.set_grad_enabled(False):
+        ...     (x * 2).requires_grad
+        False
+        >>> _ = agnostic.set_grad_enabled(False)
+        >>> (x * 2).requires_grad
+        False
+        >>> _ = agnostic.set_grad_enabled(True)
+        >>> (x * 2).requires_grad
+        True
+    """
 
     def __init__(self, mode):
         self.previous = _state.enabled
@@ -64,7 +103,16 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad`` (PyTorch's faster variant of it); ``inference_mode(False)`` is a no-op."""
+    """Like ``no_grad`` (PyTorch's faster variant of it); ``inference_mode(False)`` is a no-op.
+
+        >>> x = agnostic.ones(2, requires_grad=True)
+        >>> with agnostic.inference_mode():
+        ...     (x * 2).requires_grad
+        False
+        >>> with agnostic.inference_mode(False):
+        ...     (x * 2).requires_grad
+        True
+    """
 
     def __init__(self, mode=True):
         self.mode = not mode

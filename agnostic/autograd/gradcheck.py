@@ -9,7 +9,23 @@ from .functions import grad
 
 
 class GradcheckError(RuntimeError):
-    """Analytical and numerical gradients disagree."""
+    """Analytical and numerical gradients disagree.
+
+        >>> x = agnostic.tensor([1.0, 2.0], dtype=agnostic.float64, requires_grad=True)
+        >>> class Wrong(agnostic.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad
+        >>> agnostic.autograd.gradcheck(Wrong.apply, (x,))
+        Traceback (most recent call last):
+            ...
+        agnostic.autograd.gradcheck.GradcheckError: Jacobian mismatch ... analytical 1.0 vs numerical 2.0...
+        >>> agnostic.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
+        False
+    """
 
 
 def _outputs(function, inputs):
@@ -43,7 +59,12 @@ def _numerical_columns(function, inputs, tensor, position, eps, output_positions
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=False, fast_mode=False):
     """True when the gradients autograd computes for ``func(*inputs)`` match finite differences for every input
-    that requires grad; raises ``GradcheckError`` naming the first mismatch otherwise (``raise_exception``)."""
+    that requires grad; raises ``GradcheckError`` naming the first mismatch otherwise (``raise_exception``).
+
+        >>> x = agnostic.tensor([0.5, 2.0], dtype=agnostic.float64, requires_grad=True)
+        >>> agnostic.autograd.gradcheck(lambda t: (t.sin() * t).sum(), (x,))
+        True
+    """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     checked = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not checked:

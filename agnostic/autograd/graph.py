@@ -11,6 +11,15 @@ class Node:
     ``next_edges`` holds, for each tensor input, ``(node, output_nr)`` of the input's own ``grad_fn`` (or its
     AccumulateGrad when the input is a leaf), or None when that input needs no gradient. Edges are captured when the
     node is made, so later in-place rebinding of an input's ``grad_fn`` does not change this node.
+
+        >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = (x * 2).sum()
+        >>> y.grad_fn
+        <SumBackward0 object at 0x...>
+        >>> y.grad_fn.name()
+        'SumBackward0'
+        >>> y.grad_fn.next_functions
+        ((<MulBackward0 object at 0x...>, 0),)
     """
 
     __slots__ = ("rule", "context", "next_edges", "layout", "output_meta", "tensor_hooks", "retained_outputs",

@@ -1,11 +1,10 @@
-"""Recording: GradTensor (tensors that require grad) and the wrapper that makes an op differentiable.
+"""Recording: GradTensor (tensors that require grad), the node an op records, and in-place ops on recorded tensors.
 
 Tensors that need no gradient stay plain ``Tensor`` objects and never pay for autograd: the operator short paths
 only accept ``type(x) is Tensor``. A tensor that requires grad is a ``GradTensor``, whose methods and operators are
-the recording wrappers; the module-level functions check their arguments for GradTensors.
+the recording forms the op registry (``ops/_registry.py``) makes; the public functions check their arguments for
+GradTensors.
 """
-
-import inspect
 
 from .._tensor import Tensor, wrap
 from . import graph
@@ -13,13 +12,26 @@ from .grad_mode import _state as _grad_state
 
 
 class GradTensor(Tensor):
-    """A tensor that requires grad or was computed from one (it has a ``grad_fn``)."""
+    """A tensor that requires grad or was computed from one (it has a ``grad_fn``): its methods and operators record
+    what they compute. A plain ``Tensor`` becomes one by ``requires_grad_()``.
+
+        >>> x = agnostic.ones(2, requires_grad=True)
+        >>> type(x).__name__, type(x * 2).__name__, type(agnostic.ones(2)).__name__
+        ('GradTensor', 'GradTensor', 'Tensor')
+        >>> isinstance(x, agnostic.Tensor)
+        True
+    """
 
     __slots__ = ()
 
 
 def make_leaf(tensor, cls=GradTensor, requires_grad=True):
-    """A new leaf of class ``cls`` sharing ``tensor``'s memory (how ``nn.Parameter`` is built)."""
+    """A new leaf of class ``cls`` sharing ``tensor``'s memory (how ``nn.Parameter`` is built).
+
+        >>> leaf = agnostic.autograd.make_leaf(agnostic.zeros(2))
+        >>> leaf.requires_grad, leaf.is_leaf
+        (True, True)
+    """
     leaf = object.__new__(cls)
     leaf._data = tensor._data
     leaf._device = tensor._device
@@ -104,13 +116,19 @@ def needs_grad(args, kwargs=None):
     return False
 
 
-def _detached(value):
+def detached(value):
+    """``value`` with every tensor in it (also in a list or tuple) cut from autograd; a value holding none is
+    returned as it is."""
+    cls = value.__class__
+    if cls is Tensor:
+        return value
     if isinstance(value, Tensor):
-        return value if type(value) is Tensor else wrap(value._data, value._device)
-    if isinstance(value, list):
-        return [_detached(v) for v in value]
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(_detached(v) for v in value)
+        return wrap(value._data, value._device)
+    if cls is list or cls is tuple:
+        for item in value:
+            if isinstance(item, (Tensor, list, tuple)):
+                items = [detached(v) for v in value]
+                return items if cls is list else tuple(items)
     return value
 
 
@@ -147,7 +165,7 @@ def record(name, rule, args, kwargs, output, is_view=False):
         return output
     layout, edges = _layout_and_edges(args)
     result = output if isinstance(output, Tensor) else tuple(output)
-    context = Context(args, kwargs, _detached(result), not getattr(rule, "shape_only", False))
+    context = Context(args, kwargs, detached(result), not getattr(rule, "shape_only", False))
     meta = [(tuple(t._data.shape), t.dtype, t._device) for t in outputs]
     node = graph.Node(name, rule, context, edges, layout, meta)
     attach(output, node)
@@ -157,56 +175,9 @@ def record(name, rule, args, kwargs, output, is_view=False):
     return output
 
 
-def _bind_tensor_keywords(forward, args, kwargs):
-    """Move Tensor keyword arguments to their positions, so every tensor input has an index for its gradient."""
-    if not any(isinstance(v, Tensor) for v in kwargs.values()):
-        return args, kwargs
-    bound = inspect.signature(forward).bind(*args, **kwargs)
-    positional, keywords = [], {}
-    for parameter in inspect.signature(forward).parameters.values():
-        if parameter.name not in bound.arguments:
-            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD) and \
-                    any(isinstance(v, Tensor) for k, v in bound.arguments.items()):
-                positional.append(parameter.default)
-            continue
-        value = bound.arguments[parameter.name]
-        if parameter.kind == parameter.VAR_POSITIONAL:
-            positional.extend(value)
-        elif parameter.kind == parameter.VAR_KEYWORD:
-            keywords.update(value)
-        elif parameter.kind == parameter.KEYWORD_ONLY and not isinstance(value, Tensor):
-            keywords[parameter.name] = value
-        else:
-            positional.append(value)
-    return tuple(positional), keywords
-
-
 def backward_name(op_name):
     """PyTorch's node names: ``add`` -> ``AddBackward0``."""
     return "".join(part.capitalize() for part in op_name.strip("_").split("_")) + "Backward0"
-
-
-def differentiable(op_name, forward, rule, is_view=False):
-    """Wrap ``forward`` so calls with inputs that require grad record a node with backward ``rule``
-    (``is_view``: the outputs share the input's memory, so in-place changes to them are refused)."""
-    name = backward_name(op_name)
-
-    def recorded(*args, **kwargs):
-        if not needs_grad(args, kwargs):
-            return forward(*args, **kwargs)
-        args, kwargs = _bind_tensor_keywords(forward, args, kwargs)
-        plain = _detached(args)
-        output = forward(*plain, **kwargs)
-        if output is NotImplemented:
-            return output
-        if output is plain[0] and isinstance(output, Tensor):
-            return args[0]  # e.g. .to() of a tensor already there: PyTorch returns self, recording nothing
-        return record(name, rule, args, kwargs, output, is_view)
-
-    recorded.__name__ = getattr(forward, "__name__", op_name)
-    recorded.__doc__ = forward.__doc__
-    recorded.__wrapped__ = forward
-    return recorded
 
 
 def differentiable_inplace(op_name, inplace_forward, out_of_place):
@@ -231,15 +202,16 @@ def differentiable_inplace(op_name, inplace_forward, out_of_place):
             from ..ops._registry import check_can_cast
 
             check_can_cast(result.dtype, self.dtype, op_name)
-        _detached(self).copy_(_detached(result))
+        detached(self).copy_(detached(result))
         _bump_version(self)
         if not isinstance(self, GradTensor):
             self.__class__ = GradTensor
         self.__dict__.update(_requires_grad=True, _grad_fn=result._grad_fn, _output_nr=result._output_nr)
         return self
 
-    recorded.__name__ = op_name
+    recorded.__name__ = recorded.__qualname__ = op_name
     recorded.__doc__ = inplace_forward.__doc__
+    recorded.__wrapped__ = inplace_forward  # its signature
     return recorded
 
 
@@ -251,7 +223,7 @@ def _clone_rule(context, grad):
     return (grad,)
 
 
-_clone_rule.shape_only = True
+_clone_rule.shape_only = True  # type: ignore[attr-defined]  # read by the engine
 
 
 def differentiable_clone(tensor):

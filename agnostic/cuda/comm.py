@@ -3,14 +3,14 @@
 import warnings
 from collections import defaultdict
 
-from .. import _backend, _transfer
+from .. import _backend
 from .._device import CPU, Device
 from .._tensor import _normalize_dim, wrap
 from ..ops.shape import chunk as _chunk, narrow as _narrow, split as _split
 from ._devices import current_device
 from .streams import StreamContext
 
-_communicators = {}
+_communicators: dict = {}
 _UNSET = object()
 _nccl_module = _UNSET
 # ncclDataType_t codes (cupy.cuda.nccl.NCCL_*) and NCCL elements per array element: a complex sum is the sum of
@@ -126,7 +126,13 @@ def _broadcast_out_impl(tensor, out_tensors):
 
 def broadcast(tensor, devices=None, *, out=None):
     """Copies of ``tensor`` (on the CPU or a GPU) on each of ``devices``, or written into the CUDA tensors ``out``
-    (give exactly one). Where a device is ``tensor``'s own, the result is ``tensor`` itself. Returns a tuple."""
+    (give exactly one). Where a device is ``tensor``'s own, the result is ``tensor`` itself. Returns a tuple.
+
+        >>> x = agnostic.arange(4)
+        >>> copies = agnostic.cuda.comm.broadcast(x, devices=[0, 1])  # doctest: +SKIP
+        >>> [c.device for c in copies]  # doctest: +SKIP
+        [device(type='cuda', index=0), device(type='cuda', index=1)]
+    """
     if (devices is None) == (out is None):
         raise RuntimeError(
             f"Exactly one of 'devices' and 'out' must be specified, but got devices={devices} and out={out}")
@@ -148,7 +154,7 @@ def broadcast(tensor, devices=None, *, out=None):
             and array.size and _nccl() is not None):
         copies = iter(_broadcast_out_impl(tensor, [_empty(array.shape, array.dtype, t) for t in targets]))
     else:
-        copies = iter([wrap(_transfer.move(array, tensor._device, t, non_blocking=True), t) for t in targets])
+        copies = iter([wrap(_backend.move(array, tensor._device, t, non_blocking=True), t) for t in targets])
     return tuple(tensor if index == source else next(copies) for index in indices)
 
 
@@ -194,7 +200,13 @@ def _reorder_as(tensors, ordered):
 
 def broadcast_coalesced(tensors, devices, buffer_size=10485760):
     """Broadcast ``tensors`` (all on ``devices[0]``) to ``devices``, packing small tensors into buffers of up to
-    ``buffer_size`` bytes to copy fewer times. Returns one list of tensors per device; the first holds the inputs."""
+    ``buffer_size`` bytes to copy fewer times. Returns one list of tensors per device; the first holds the inputs.
+
+        >>> tensors = [agnostic.ones(2, device="cuda:0"), agnostic.arange(3, device="cuda:0")]  # doctest: +SKIP
+        >>> on_0, on_1 = agnostic.cuda.comm.broadcast_coalesced(tensors, devices=[0, 1])  # doctest: +SKIP
+        >>> on_1[1]  # doctest: +SKIP
+        tensor([0, 1, 2], device='cuda:1')
+    """
     indices = [_device_index(d) for d in devices]
     tensors = list(tensors)
     if not all(t.get_device() == indices[0] for t in tensors):
@@ -210,7 +222,12 @@ def broadcast_coalesced(tensors, devices, buffer_size=10485760):
 # ----- reduce --------------------------------------------------------------------------------------------------
 def reduce_add(inputs, destination=None):
     """The elementwise sum of ``inputs`` (same shape and dtype, on GPUs), on ``destination`` (default: the current
-    device), which must hold one of them."""
+    device), which must hold one of them.
+
+        >>> parts = [agnostic.ones(3, device="cuda:0"), agnostic.ones(3, device="cuda:1")]  # doctest: +SKIP
+        >>> agnostic.cuda.comm.reduce_add(parts, destination=0)  # doctest: +SKIP
+        tensor([2., 2., 2.], device='cuda:0')
+    """
     inputs = list(inputs)
     input_size = _sizes(inputs[0])
     for i, inp in enumerate(inputs):
@@ -240,7 +257,7 @@ def reduce_add(inputs, destination=None):
                         root, stream)
         _nccl_group(nccl, inputs, reduce)
         return result
-    others = [wrap(_transfer.move(t._data, t._device, target, non_blocking=True), target)
+    others = [wrap(_backend.move(t._data, t._device, target, non_blocking=True), target)
               for i, t in enumerate(inputs) if i != root]
     result = inputs[root] + others[0]
     for other in others[1:]:
@@ -250,7 +267,13 @@ def reduce_add(inputs, destination=None):
 
 def reduce_add_coalesced(inputs, destination=None, buffer_size=10485760):
     """``reduce_add`` of each position across ``inputs`` (one sequence of tensors per GPU), packing small tensors
-    into buffers of up to ``buffer_size`` bytes. Returns a tuple on ``destination``."""
+    into buffers of up to ``buffer_size`` bytes. Returns a tuple on ``destination``.
+
+        >>> on_0 = [agnostic.ones(2, device="cuda:0"), agnostic.arange(3, device="cuda:0")]  # doctest: +SKIP
+        >>> on_1 = [agnostic.ones(2, device="cuda:1"), agnostic.arange(3, device="cuda:1")]  # doctest: +SKIP
+        >>> agnostic.cuda.comm.reduce_add_coalesced([on_0, on_1], destination=0)  # doctest: +SKIP
+        (tensor([2., 2.], device='cuda:0'), tensor([0, 2, 4], device='cuda:0'))
+    """
     per_device = [list(tensors) for tensors in inputs]
     output = []
     for groups in zip(*(_take_tensors(tensors, buffer_size) for tensors in per_device)):
@@ -278,7 +301,12 @@ def _split_with_sizes(tensor, sizes, axis):
 def scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None, *, out=None):
     """Split ``tensor`` (CPU or GPU) along ``dim`` and place the pieces on ``devices`` (equal chunks as ``chunk``,
     or ``chunk_sizes``), or copy them into the CUDA tensors ``out``; optionally on ``streams`` (one per device).
-    Returns a tuple; a piece for ``tensor``'s own device is a view of it."""
+    Returns a tuple; a piece for ``tensor``'s own device is a view of it.
+
+        >>> pieces = agnostic.cuda.comm.scatter(agnostic.arange(6), devices=[0, 1])  # doctest: +SKIP
+        >>> pieces  # doctest: +SKIP
+        (tensor([0, 1, 2], device='cuda:0'), tensor([3, 4, 5], device='cuda:1'))
+    """
     if out is not None:
         if devices is not None:
             raise RuntimeError(
@@ -309,7 +337,7 @@ def scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None, *, out=
             stream = _stream_for(streams, i, index)
             target = _cuda(index)
             with StreamContext(stream):
-                piece = wrap(_transfer.move(piece._data, piece._device, target, non_blocking=True), target)
+                piece = wrap(_backend.move(piece._data, piece._device, target, non_blocking=True), target)
         results.append(piece)
     return tuple(results)
 
@@ -375,7 +403,12 @@ def _gather_into(tensors, result, axis):
 
 def gather(tensors, dim=0, destination=None, *, out=None):
     """Concatenate GPU ``tensors`` along ``dim`` into a new tensor on ``destination`` (a CUDA device, the CPU as
-    ``'cpu'`` or the deprecated ``-1``; default: the current device), or into ``out``."""
+    ``'cpu'`` or the deprecated ``-1``; default: the current device), or into ``out``.
+
+        >>> pieces = [agnostic.zeros(2, device="cuda:0"), agnostic.ones(1, device="cuda:1")]  # doctest: +SKIP
+        >>> agnostic.cuda.comm.gather(pieces, destination="cpu")  # doctest: +SKIP
+        tensor([0., 0., 1.])
+    """
     tensors = list(tensors)
     if out is not None:
         if destination is not None:

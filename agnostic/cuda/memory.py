@@ -26,6 +26,14 @@ class OutOfMemoryError(RuntimeError):
 
     Attributes: ``device``, ``requested`` (bytes, rounded as allocated), ``free`` and ``total`` (``cudaMemGetInfo``),
     ``allocated`` and ``reserved`` (by agnostic on that device).
+
+        >>> issubclass(agnostic.cuda.OutOfMemoryError, RuntimeError)
+        True
+        >>> try:  # doctest: +SKIP
+        ...     agnostic.empty(2 ** 50, dtype=agnostic.uint8, device="cuda")
+        ... except agnostic.cuda.OutOfMemoryError as error:
+        ...     print(error.requested)
+        1125899906842624
     """
 
 
@@ -68,6 +76,30 @@ class _Stats:
             self.sn_peak = self.sn
         if self.sb > self.sb_peak:
             self.sb_peak = self.sb
+
+    def allocate(self, rounded, requested):
+        """Count a block handed out: ``rounded`` bytes of the pool for ``requested`` asked."""
+        self.n += 1
+        self.n_total += 1
+        self.b += rounded
+        self.b_total += rounded
+        self.r += requested
+        self.r_total += requested
+        if self.n > self.n_peak:
+            self.n_peak = self.n
+        if self.b > self.b_peak:
+            self.b_peak = self.b
+        if self.r > self.r_peak:
+            self.r_peak = self.r
+        if self.pn:
+            self.an_peak = max(self.an_peak, self.n + self.pn)
+            self.ab_peak = max(self.ab_peak, self.b + self.pb)
+
+    def free(self, rounded, requested):
+        """Count a block given back."""
+        self.n -= 1
+        self.b -= rounded
+        self.r -= requested
 
     def remove_segment(self, size):
         """Count a segment given back with cudaFree."""
@@ -152,15 +184,9 @@ class _Block:
     __slots__ = ("inner", "stats", "size", "requested", "ptr", "streams")
 
     def __del__(self):
-        # Inlined, as in malloc: this runs on every free.
-        size, requested, pool = self.size, self.requested, self.stats
-        device = pool.all
-        pool.n -= 1
-        pool.b -= size
-        pool.r -= requested
-        device.n -= 1
-        device.b -= size
-        device.r -= requested
+        pool = self.stats
+        pool.free(self.size, self.requested)
+        pool.all.free(self.size, self.requested)
         del pool.live[self.ptr]
 
 
@@ -238,39 +264,8 @@ class _Allocator:
             block = new_block()
             block.inner, block.stats, block.size, block.requested, block.ptr = inner, pool, rounded, size, ptr
             pool.live[ptr] = size
-            # Inlined for speed (twice the same: the pool's counters, then the device's).
-            counts = pool
-            counts.n += 1
-            counts.n_total += 1
-            counts.b += rounded
-            counts.b_total += rounded
-            counts.r += size
-            counts.r_total += size
-            if counts.n > counts.n_peak:
-                counts.n_peak = counts.n
-            if counts.b > counts.b_peak:
-                counts.b_peak = counts.b
-            if counts.r > counts.r_peak:
-                counts.r_peak = counts.r
-            if counts.pn:
-                counts.an_peak = max(counts.an_peak, counts.n + counts.pn)
-                counts.ab_peak = max(counts.ab_peak, counts.b + counts.pb)
-            counts = device.all
-            counts.n += 1
-            counts.n_total += 1
-            counts.b += rounded
-            counts.b_total += rounded
-            counts.r += size
-            counts.r_total += size
-            if counts.n > counts.n_peak:
-                counts.n_peak = counts.n
-            if counts.b > counts.b_peak:
-                counts.b_peak = counts.b
-            if counts.r > counts.r_peak:
-                counts.r_peak = counts.r
-            if counts.pn:
-                counts.an_peak = max(counts.an_peak, counts.n + counts.pn)
-                counts.ab_peak = max(counts.ab_peak, counts.b + counts.pb)
+            pool.allocate(rounded, size)
+            device.all.allocate(rounded, size)
             return pointer(unowned(ptr, rounded, block, index), 0)
 
         return malloc
@@ -419,7 +414,10 @@ _installed = False
 
 
 def install():
-    """Make agnostic's allocator CuPy's allocator when CUDA starts (at once if it already has); idempotent."""
+    """Make agnostic's allocator CuPy's allocator when CUDA starts (at once if it already has); idempotent.
+
+        >>> agnostic.cuda.memory.install()
+    """
     global _installed
     if not _installed:
         _installed = True
@@ -447,13 +445,26 @@ def _state(device):
 # ----- statistics ---------------------------------------------------------------------------------------------
 
 def memory_stats_as_nested_dict(device=None):
-    """The allocator statistics of ``device`` (None: the current device) as nested dicts."""
+    """The allocator statistics of ``device`` (None: the current device) as nested dicts.
+
+        >>> stats = agnostic.cuda.memory_stats_as_nested_dict()  # doctest: +SKIP
+        >>> stats["allocated_bytes"]["all"]["current"] == agnostic.cuda.memory_allocated()  # doctest: +SKIP
+        True
+    """
     return _state(device).nested()
 
 
 def memory_stats(device=None):
     """The allocator statistics of ``device`` as an OrderedDict with PyTorch's flat dotted keys, sorted
-    (``allocated_bytes.all.current``, ``reserved_bytes.large_pool.peak``, ``num_ooms``...)."""
+    (``allocated_bytes.all.current``, ``reserved_bytes.large_pool.peak``, ``num_ooms``...).
+
+        >>> x = agnostic.empty(1000, device="cuda")  # doctest: +SKIP
+        >>> stats = agnostic.cuda.memory_stats()  # doctest: +SKIP
+        >>> stats["allocated_bytes.all.current"] == agnostic.cuda.memory_allocated()  # doctest: +SKIP
+        True
+        >>> stats["num_ooms"]  # doctest: +SKIP
+        0
+    """
     return _flatten(memory_stats_as_nested_dict(device))
 
 
@@ -467,58 +478,112 @@ def _flatten(nested, prefix=""):
 
 
 def memory_allocated(device=None):
-    """Bytes currently held by tensors on ``device`` (blocks rounded up to 512 bytes)."""
+    """Bytes currently held by tensors on ``device`` (blocks rounded up to 512 bytes).
+
+        >>> before = agnostic.cuda.memory_allocated()  # doctest: +SKIP
+        >>> x = agnostic.empty(1000, device="cuda")  # doctest: +SKIP
+        >>> agnostic.cuda.memory_allocated() - before  # 4,000 bytes rounded up to 512  # doctest: +SKIP
+        4096
+        >>> del x  # doctest: +SKIP
+        >>> agnostic.cuda.memory_allocated() - before  # doctest: +SKIP
+        0
+    """
     return _state(device).all.b
 
 
 def max_memory_allocated(device=None):
-    """Peak of ``memory_allocated`` since the start or the last ``reset_peak_memory_stats``."""
+    """Peak of ``memory_allocated`` since the start or the last ``reset_peak_memory_stats``.
+
+        >>> agnostic.cuda.reset_peak_memory_stats()  # doctest: +SKIP
+        >>> base = agnostic.cuda.memory_allocated()  # doctest: +SKIP
+        >>> x = agnostic.empty(1024, device="cuda"); del x  # doctest: +SKIP
+        >>> agnostic.cuda.max_memory_allocated() - base  # doctest: +SKIP
+        4096
+    """
     return _state(device).all.b_peak
 
 
 def memory_reserved(device=None):
-    """Bytes the allocator holds from the driver on ``device`` (in use or cached)."""
+    """Bytes the allocator holds from the driver on ``device`` (in use or cached).
+
+        >>> x = agnostic.empty(1000, device="cuda")  # doctest: +SKIP
+        >>> agnostic.cuda.memory_reserved() >= agnostic.cuda.memory_allocated()  # doctest: +SKIP
+        True
+    """
     return _state(device).all.sb
 
 
 def max_memory_reserved(device=None):
-    """Peak of ``memory_reserved`` since the start or the last ``reset_peak_memory_stats``."""
+    """Peak of ``memory_reserved`` since the start or the last ``reset_peak_memory_stats``.
+
+        >>> agnostic.cuda.max_memory_reserved() >= agnostic.cuda.memory_reserved()  # doctest: +SKIP
+        True
+    """
     return _state(device).all.sb_peak
 
 
 def memory_cached(device=None):
-    """Deprecated; see ``memory_reserved``."""
+    """Deprecated; see ``memory_reserved``.
+
+        >>> agnostic.cuda.memory_cached() == agnostic.cuda.memory_reserved()  # warns: deprecated  # doctest: +SKIP
+        True
+    """
     warnings.warn("agnostic.cuda.memory_cached has been renamed to agnostic.cuda.memory_reserved", FutureWarning,
                   stacklevel=2)
     return memory_reserved(device)
 
 
 def max_memory_cached(device=None):
-    """Deprecated; see ``max_memory_reserved``."""
+    """Deprecated; see ``max_memory_reserved``.
+
+        >>> agnostic.cuda.max_memory_cached() == agnostic.cuda.max_memory_reserved()  # warns  # doctest: +SKIP
+        True
+    """
     warnings.warn("agnostic.cuda.max_memory_cached has been renamed to agnostic.cuda.max_memory_reserved",
                   FutureWarning, stacklevel=2)
     return max_memory_reserved(device)
 
 
 def reset_peak_memory_stats(device=None):
-    """Make every ``peak`` statistic of ``device`` its current value."""
+    """Make every ``peak`` statistic of ``device`` its current value.
+
+        >>> x = agnostic.empty(2 ** 20, device="cuda"); del x  # doctest: +SKIP
+        >>> agnostic.cuda.reset_peak_memory_stats()  # doctest: +SKIP
+        >>> agnostic.cuda.max_memory_allocated() == agnostic.cuda.memory_allocated()  # doctest: +SKIP
+        True
+    """
     _state_to_reset(device).reset_peaks()
 
 
 def reset_accumulated_memory_stats(device=None):
-    """Restart every ``allocated``/``freed`` total (and the retry, OOM, cudaMalloc counts) of ``device`` from 0."""
+    """Restart every ``allocated``/``freed`` total (and the retry, OOM, cudaMalloc counts) of ``device`` from 0.
+
+        >>> agnostic.cuda.reset_accumulated_memory_stats()  # doctest: +SKIP
+        >>> agnostic.cuda.memory_stats()["allocated_bytes.all.allocated"]  # doctest: +SKIP
+        0
+    """
     _state_to_reset(device).reset_accumulated()
 
 
 def reset_max_memory_allocated(device=None):
-    """Deprecated: resets every peak, as ``reset_peak_memory_stats``."""
+    """Deprecated: resets every peak, as ``reset_peak_memory_stats``.
+
+        >>> agnostic.cuda.reset_max_memory_allocated()  # warns: use reset_peak_memory_stats  # doctest: +SKIP
+        >>> agnostic.cuda.max_memory_allocated() == agnostic.cuda.memory_allocated()  # doctest: +SKIP
+        True
+    """
     warnings.warn("agnostic.cuda.reset_max_memory_allocated now calls agnostic.cuda.reset_peak_memory_stats, which "
                   "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
     reset_peak_memory_stats(device)
 
 
 def reset_max_memory_cached(device=None):
-    """Deprecated: resets every peak, as ``reset_peak_memory_stats``."""
+    """Deprecated: resets every peak, as ``reset_peak_memory_stats``.
+
+        >>> agnostic.cuda.reset_max_memory_cached()  # warns: use reset_peak_memory_stats  # doctest: +SKIP
+        >>> agnostic.cuda.max_memory_reserved() == agnostic.cuda.memory_reserved()  # doctest: +SKIP
+        True
+    """
     warnings.warn("agnostic.cuda.reset_max_memory_cached now calls agnostic.cuda.reset_peak_memory_stats, which "
                   "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
     reset_peak_memory_stats(device)
@@ -560,7 +625,14 @@ _SUMMARY_ROWS = (
 
 
 def memory_summary(device=None, abbreviated=False):
-    """A table of ``memory_stats(device)`` as PyTorch prints it (``abbreviated``: without the pool split)."""
+    """A table of ``memory_stats(device)`` as PyTorch prints it (``abbreviated``: without the pool split).
+
+        >>> print(agnostic.cuda.memory_summary(abbreviated=True))  # doctest: +SKIP
+        |===========================================================================|
+        |                  agnostic CUDA memory summary, device ID 0                |
+        |---------------------------------------------------------------------------|
+        ...
+    """
     _require()
     index = _index(device)
     return _summary_table(index, memory_stats(index), abbreviated)
@@ -590,7 +662,13 @@ def _summary_table(index, stats, abbreviated):
 def memory_snapshot():
     """Every segment the allocator holds on every device: ``device``, ``address``, ``total_size``,
     ``allocated_size``, ``active_size``, ``requested_size``, ``segment_type`` and ``blocks`` (``address``, ``size``,
-    ``requested_size``, ``state``: active_allocated, active_pending_free or inactive)."""
+    ``requested_size``, ``state``: active_allocated, active_pending_free or inactive).
+
+        >>> x = agnostic.empty(1000, device="cuda")  # doctest: +SKIP
+        >>> segment = agnostic.cuda.memory_snapshot()[0]  # doctest: +SKIP
+        >>> sorted(segment)  # doctest: +SKIP
+        ['active_size', 'address', 'allocated_size', 'blocks', 'device', 'requested_size', 'segment_type', 'total_size']
+    """
     return _require().snapshot()
 
 
@@ -598,19 +676,36 @@ def memory_snapshot():
 
 def empty_cache():
     """Give every cached, unused block back to the driver, so other processes (and ``mem_get_info``) see it free.
-    Blocks still split around tensors in use stay reserved."""
+    Blocks still split around tensors in use stay reserved.
+
+        >>> x = agnostic.empty(2 ** 20, device="cuda"); del x  # doctest: +SKIP
+        >>> cached = agnostic.cuda.memory_reserved() - agnostic.cuda.memory_allocated()  # doctest: +SKIP
+        >>> agnostic.cuda.empty_cache()  # doctest: +SKIP
+        >>> agnostic.cuda.memory_reserved() - agnostic.cuda.memory_allocated() < cached  # doctest: +SKIP
+        True
+    """
     _require().empty_cache()
 
 
 def mem_get_info(device=None):
-    """``(free, total)`` bytes of ``device`` according to the driver (``cudaMemGetInfo``)."""
+    """``(free, total)`` bytes of ``device`` according to the driver (``cudaMemGetInfo``).
+
+        >>> free, total = agnostic.cuda.mem_get_info()  # doctest: +SKIP
+        >>> 0 < free <= total  # doctest: +SKIP
+        True
+    """
     cupy = _backend.require_cupy()
     with cupy.cuda.Device(_index(device)):
         return cupy.cuda.runtime.memGetInfo()
 
 
 def list_gpu_processes(device=None):
-    """The processes using ``device`` and their GPU memory, from NVML (needs the ``pynvml`` package)."""
+    """The processes using ``device`` and their GPU memory, from NVML (needs the ``pynvml`` package).
+
+        >>> print(agnostic.cuda.list_gpu_processes())  # doctest: +SKIP
+        GPU:0
+        process       1234 uses      512.000 MB GPU memory
+    """
     cupy = _backend.require_cupy()
     index = _index(device)
     try:
@@ -630,7 +725,15 @@ def list_gpu_processes(device=None):
 def record_stream(tensor, stream):
     """Mark ``tensor``'s memory as used by ``stream`` (``Tensor.record_stream``): once the tensor is freed, its block
     is not reused until the work queued on ``stream`` by then has completed. ``stream`` is an agnostic.cuda.Stream
-    (anything with a ``cupy_stream``) or a cupy Stream."""
+    (anything with a ``cupy_stream``) or a cupy Stream.
+
+        >>> s = agnostic.cuda.Stream()  # doctest: +SKIP
+        >>> x = agnostic.ones(1000, device="cuda")  # doctest: +SKIP
+        >>> with agnostic.cuda.stream(s):  # doctest: +SKIP
+        ...     y = x * 2
+        >>> agnostic.cuda.memory.record_stream(x, s)  # the same as x.record_stream(s)  # doctest: +SKIP
+        >>> del x  # its block waits for s's work before it is reused  # doctest: +SKIP
+    """
     if tensor.device.type != "cuda":
         raise RuntimeError(f"record_stream expects a CUDA tensor, got one on {tensor.device}")
     raw = getattr(stream, "cupy_stream", stream)
@@ -648,6 +751,9 @@ def record_stream(tensor, stream):
 
 def release_completed_blocks():
     """Return to the pools the freed ``record_stream`` blocks whose streams have caught up (done on every
-    allocation anyway; cheap, for synchronize points)."""
+    allocation anyway; cheap, for synchronize points).
+
+        >>> agnostic.cuda.memory.release_completed_blocks()
+    """
     if _allocator is not None and _allocator.pending:
         _allocator.release_completed()

@@ -3,7 +3,7 @@
 import contextlib
 import threading
 
-from .. import _backend
+from .._backends import cupy_loader
 
 __all__ = ["mark", "range", "range_end", "range_pop", "range_push", "range_start"]
 
@@ -21,7 +21,7 @@ def _nvtx():
     global _library
     if _library is _UNSET:
         try:
-            cupy = _backend._import_cupy()
+            cupy = cupy_loader.import_cupy()
             module = cupy.cuda.nvtx if cupy is not None else None
         except Exception:  # a broken CuPy install must not break code that only annotates
             module = None
@@ -30,14 +30,27 @@ def _nvtx():
 
 
 def mark(msg):
-    """Mark an instantaneous event named ``msg``."""
+    """Mark an instantaneous event named ``msg``.
+
+        >>> agnostic.cuda.nvtx.mark("checkpoint saved")
+    """
     nvtx = _nvtx()
     if nvtx is not None:
         nvtx.Mark(msg)
 
 
 def range_push(msg):
-    """Open a nested range named ``msg``; returns its zero-based depth."""
+    """Open a nested range named ``msg``; returns its zero-based depth.
+
+        >>> agnostic.cuda.nvtx.range_push("forward")
+        0
+        >>> agnostic.cuda.nvtx.range_push("attention")
+        1
+        >>> agnostic.cuda.nvtx.range_pop()
+        1
+        >>> agnostic.cuda.nvtx.range_pop()
+        0
+    """
     depth = getattr(_depth, "value", 0)
     nvtx = _nvtx()
     if nvtx is not None:
@@ -47,7 +60,15 @@ def range_push(msg):
 
 
 def range_pop():
-    """Close the innermost range opened by ``range_push``; returns its zero-based depth (-1 if none is open)."""
+    """Close the innermost range opened by ``range_push``; returns its zero-based depth (-1 if none is open).
+
+        >>> agnostic.cuda.nvtx.range_push("step")
+        0
+        >>> agnostic.cuda.nvtx.range_pop()
+        0
+        >>> agnostic.cuda.nvtx.range_pop()
+        -1
+    """
     depth = getattr(_depth, "value", 0) - 1
     if depth < 0:
         return -1
@@ -59,13 +80,21 @@ def range_pop():
 
 
 def range_start(msg):
-    """Open a range named ``msg`` that may end on another thread; returns the handle to pass to ``range_end``."""
+    """Open a range named ``msg`` that may end on another thread; returns the handle to pass to ``range_end``.
+
+        >>> handle = agnostic.cuda.nvtx.range_start("data loading")
+        >>> agnostic.cuda.nvtx.range_end(handle)
+    """
     nvtx = _nvtx()
     return 0 if nvtx is None else nvtx.RangeStart(msg, None)
 
 
 def range_end(range_id):
-    """Close the range ``range_start`` returned ``range_id`` for."""
+    """Close the range ``range_start`` returned ``range_id`` for.
+
+        >>> handle = agnostic.cuda.nvtx.range_start("epoch 1")
+        >>> agnostic.cuda.nvtx.range_end(handle)
+    """
     nvtx = _nvtx()
     if nvtx is not None and range_id:
         nvtx.RangeEnd(range_id)
@@ -73,7 +102,16 @@ def range_end(range_id):
 
 @contextlib.contextmanager
 def range(msg, *args, **kwargs):
-    """Context manager and decorator: an NVTX range named ``msg.format(*args, **kwargs)`` around its body."""
+    """Context manager and decorator: an NVTX range named ``msg.format(*args, **kwargs)`` around its body.
+
+        >>> with agnostic.cuda.nvtx.range("step {}", 3):
+        ...     loss = agnostic.ones(4).sum()
+        >>> @agnostic.cuda.nvtx.range("forward")
+        ... def forward(x):
+        ...     return x * 2
+        >>> forward(agnostic.ones(2))
+        tensor([2., 2.])
+    """
     range_push(msg.format(*args, **kwargs))
     try:
         yield

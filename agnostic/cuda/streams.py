@@ -5,7 +5,7 @@ from .._device import CPU, Device
 from .._streams import Event as _Event, Stream as _Stream
 from ._devices import _index
 
-_priority_ranges = {}
+_priority_ranges: dict = {}
 
 
 def _stream_index(device):
@@ -20,6 +20,15 @@ class Stream(_Stream):
     stream) on ``device`` (the current device by default). A lower ``priority`` runs first; values outside
     ``priority_range()`` are clamped to it. Inside ``with agnostic.cuda.stream(s):`` every op, copy and allocation
     is queued on ``s``. ``cupy_stream`` is the underlying ``cupy.cuda.Stream``.
+
+        >>> s = agnostic.cuda.Stream()  # doctest: +SKIP
+        >>> x = agnostic.ones(1000, device="cuda")  # doctest: +SKIP
+        >>> s.wait_stream(agnostic.cuda.current_stream())  # doctest: +SKIP
+        >>> with agnostic.cuda.stream(s):  # doctest: +SKIP
+        ...     y = x * 2
+        >>> s.synchronize()  # doctest: +SKIP
+        >>> y.sum()  # doctest: +SKIP
+        tensor(2000., device='cuda:0')
     """
 
     def __new__(cls, device=None, priority=0):
@@ -80,7 +89,15 @@ class Stream(_Stream):
 
 
 def current_stream(device=None):
-    """The stream work is queued on for ``device`` (the current device by default)."""
+    """The stream work is queued on for ``device`` (the current device by default).
+
+        >>> agnostic.cuda.current_stream()  # doctest: +SKIP
+        <agnostic.cuda.Stream device=cuda:0 cuda_stream=0x0>
+        >>> s = agnostic.cuda.Stream()  # doctest: +SKIP
+        >>> with agnostic.cuda.stream(s):  # doctest: +SKIP
+        ...     agnostic.cuda.current_stream() == s
+        True
+    """
     cupy = _backend.require_cupy()
     index = _stream_index(device)
     return Stream._wrap(cupy.cuda.get_current_stream(index), index)
@@ -88,7 +105,11 @@ def current_stream(device=None):
 
 def default_stream(device=None):
     """The default stream of ``device`` (the current device by default): the legacy NULL stream, or the
-    per-thread default stream when CuPy runs with ``CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1``."""
+    per-thread default stream when CuPy runs with ``CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1``.
+
+        >>> agnostic.cuda.default_stream().cuda_stream  # doctest: +SKIP
+        0
+    """
     cupy = _backend.require_cupy()
     from cupy_backends.cuda import stream as backend_stream
 
@@ -104,7 +125,14 @@ def _check_cuda_stream(stream, what):
 
 def set_stream(stream):
     """Make ``stream`` the current stream, and its device the current device (``None``: no-op). Prefer the
-    ``stream()`` context manager, which restores both."""
+    ``stream()`` context manager, which restores both.
+
+        >>> s = agnostic.cuda.Stream()  # doctest: +SKIP
+        >>> agnostic.cuda.set_stream(s)  # doctest: +SKIP
+        >>> agnostic.cuda.current_stream() == s  # doctest: +SKIP
+        True
+        >>> agnostic.cuda.set_stream(agnostic.cuda.default_stream())  # doctest: +SKIP
+    """
     if stream is None:
         return
     _check_cuda_stream(stream, "set_stream()")
@@ -116,7 +144,16 @@ def set_stream(stream):
 
 class StreamContext:
     """Context manager that makes ``stream`` current inside it, switching to its device when it lives on another
-    one; on exit the previous streams of both devices and the previous device are restored. ``None``: no-op."""
+    one; on exit the previous streams of both devices and the previous device are restored. ``None``: no-op.
+
+        >>> with agnostic.cuda.StreamContext(None):
+        ...     agnostic.ones(2).sum()
+        tensor(2.)
+        >>> s = agnostic.cuda.Stream(device="cuda:1")  # doctest: +SKIP
+        >>> with agnostic.cuda.StreamContext(s):  # doctest: +SKIP
+        ...     agnostic.cuda.current_device()
+        1
+    """
 
     def __init__(self, stream):
         if stream is not None:
@@ -144,7 +181,15 @@ class StreamContext:
 
 
 def stream(stream):
-    """``with agnostic.cuda.stream(s):`` queues every op, copy and allocation inside on ``s`` (see StreamContext)."""
+    """``with agnostic.cuda.stream(s):`` queues every op, copy and allocation inside on ``s`` (see StreamContext).
+
+        >>> s = agnostic.cuda.Stream()  # doctest: +SKIP
+        >>> with agnostic.cuda.stream(s):  # doctest: +SKIP
+        ...     y = agnostic.ones(3, device="cuda") + 1
+        >>> agnostic.cuda.current_stream().wait_stream(s)  # doctest: +SKIP
+        >>> y  # doctest: +SKIP
+        tensor([2., 2., 2.], device='cuda:0')
+    """
     return StreamContext(stream)
 
 
@@ -156,6 +201,18 @@ class Event(_Event):
     device may wait on it. ``blocking`` makes ``synchronize`` sleep instead of spin. ``interprocess`` events can be
     shared with ``ipc_handle``/``from_ipc_handle`` and never time (CUDA forbids both). ``cupy_event`` is the
     underlying ``cupy.cuda.Event`` (None until created).
+
+        >>> start = agnostic.cuda.Event(enable_timing=True)
+        >>> end = agnostic.cuda.Event(enable_timing=True)
+        >>> start.query()
+        True
+        >>> x = agnostic.ones(2048, 2048, device="cuda")  # doctest: +SKIP
+        >>> start.record()  # doctest: +SKIP
+        >>> y = x @ x  # doctest: +SKIP
+        >>> end.record()  # doctest: +SKIP
+        >>> end.synchronize()  # doctest: +SKIP
+        >>> start.elapsed_time(end) > 0  # milliseconds  # doctest: +SKIP
+        True
     """
 
     def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
@@ -272,13 +329,20 @@ class Event(_Event):
 
 
 def current_blas_handle():
-    """The cuBLAS handle (``cublasHandle_t`` as an int) CuPy uses on the current device."""
+    """The cuBLAS handle (``cublasHandle_t`` as an int) CuPy uses on the current device.
+
+        >>> agnostic.cuda.current_blas_handle() != 0  # doctest: +SKIP
+        True
+    """
     return _backend.require_cupy().cuda.device.get_cublas_handle()
 
 
 def ipc_collect():
     """Free the GPU memory this process sent to other processes over CUDA IPC that they no longer use, as
-    ``torch.cuda.ipc_collect``."""
+    ``torch.cuda.ipc_collect``.
+
+        >>> agnostic.cuda.ipc_collect()
+    """
     from ..multiprocessing.cuda_ipc import ipc_collect as collect
 
     return collect()

@@ -27,7 +27,7 @@ if os.name == "posix":
     _libc.munmap.restype = ctypes.c_int
     _libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
 else:  # pragma: no cover
-    _libc = None
+    _libc = None  # type: ignore[assignment]  # mmap is POSIX: no shared segments elsewhere
 _MAP_FAILED = ctypes.c_void_p(-1).value
 _TRACKED = "shared_memory"  # the resource tracker unlinks what is still registered when the process tree ends
 

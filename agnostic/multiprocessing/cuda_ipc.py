@@ -17,6 +17,7 @@ import weakref
 import numpy
 
 from .. import _backend
+from .._backends import cupy_loader
 from . import _memory
 
 PENDING, RELEASED = -1, 0
@@ -69,8 +70,8 @@ class _Sent:
         return value == RELEASED or (value > 0 and not _memory.is_alive(value))
 
 
-_counters = []
-_sent = {}  # (counter name, slot) -> _Sent
+_counters: list = []
+_sent: dict = {}  # (counter name, slot) -> _Sent
 _sweep_at = 128  # sends held before the next send looks for finished ones (doubles with the live ones)
 
 
@@ -185,7 +186,7 @@ class _Allocation:
         if os.getpid() != self.pid:  # a forked child's copy: the mapping is the parent's
             return
         try:
-            cupy = _backend._cuda.cupy
+            cupy = cupy_loader.state.cupy
             with cupy.cuda.Device(self.device):
                 cupy.cuda.runtime.ipcCloseMemHandle(self.base)
         except Exception:  # interpreter or CUDA shutting down: the driver releases it with the process
@@ -202,7 +203,7 @@ class _Storage:
         if os.getpid() != self.pid:  # a forked child's copy: the parent still holds the block
             return
         try:
-            cupy = _backend._cuda.cupy
+            cupy = cupy_loader.state.cupy
             with cupy.cuda.Device(self.allocation.device):
                 cupy.cuda.runtime.deviceSynchronize()  # our kernels on the block end before the producer reuses it
         except Exception:  # CUDA shutting down with the interpreter
@@ -213,10 +214,10 @@ class _Storage:
             pass
 
 
-_allocations = weakref.WeakValueDictionary()  # handle -> _Allocation
-_storages = weakref.WeakValueDictionary()  # (handle, offset, size) -> _Storage
-_counter_mappings = weakref.WeakValueDictionary()  # counter file name -> Mapping
-_heard_from = set()  # names of the counter files of the producers that sent to this process
+_allocations: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # handle -> _Allocation
+_storages: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (handle, offset, size) -> _Storage
+_counter_mappings: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # counter file name -> Mapping
+_heard_from: set = set()  # names of the counter files of the producers that sent to this process
 
 
 def rebuild_array(handle):
@@ -274,7 +275,7 @@ def _set_slot(mapping, slot, value):
 
 
 # ----- the CUDA driver: where an allocation starts -------------------------------------------------------------
-_driver = []
+_driver: list = []
 
 
 def _allocation_base(pointer):

@@ -23,7 +23,7 @@ def reduce_tensor(tensor):
     """The reducer of ``Tensor`` and its subclasses."""
     array = tensor._data  # first: an in-flight host copy completes, and the tensor becomes a plain one
     state = _sent_state(tensor)
-    if tensor._device is CPU:
+    if tensor._device.backend.host:
         return (rebuild_cpu_tensor, (type(tensor), sharing.export(tensor), state))
     return (rebuild_cuda_tensor, (type(tensor), cuda_ipc.export(array), state))
 
@@ -73,7 +73,13 @@ def rebuild_event(cls, device, handle):
 
 
 def register_tensor_class(cls):
-    """Make ``cls`` (and its subclasses) travel through ``multiprocessing`` by shared memory."""
+    """Make ``cls`` (and its subclasses) travel through ``multiprocessing`` by shared memory.
+
+        >>> import agnostic.multiprocessing as mp
+        >>> class Image(agnostic.Tensor):
+        ...     pass
+        >>> mp.register_tensor_class(Image)
+    """
     for klass in _with_subclasses(cls):
         ForkingPickler.register(klass, reduce_tensor)
 

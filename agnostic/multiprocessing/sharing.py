@@ -18,7 +18,7 @@ from multiprocessing import reduction, resource_tracker, util
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: segments cannot be made there anyway
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 try:
     # Loaded now, not half-way in a queue's feeder thread that a fork could copy mid-import (as PyTorch does).
     import multiprocessing.resource_sharer  # noqa: F401
@@ -41,22 +41,44 @@ _HEADER = 4096  # file_system header: in-flight count, holder count, holder pids
 _HEADER_FIELDS = struct.Struct("<qq")
 _MAX_HOLDERS = (_HEADER - _HEADER_FIELDS.size) // 4
 _lock = threading.Lock()
-_mappings = weakref.WeakValueDictionary()  # segment key -> this process's Mapping of it
+_mappings: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # segment key -> this process's Mapping of it
 _named_made = False
 
 
 def get_all_sharing_strategies():
-    """The set of strategies for sharing CPU tensors this system supports."""
+    """The set of strategies for sharing CPU tensors this system supports.
+
+        >>> import agnostic.multiprocessing as mp
+        >>> sorted(mp.get_all_sharing_strategies())
+        ['file_descriptor', 'file_system']
+    """
     return set(_ALL_STRATEGIES)
 
 
 def get_sharing_strategy():
-    """The current strategy for sharing CPU tensors."""
+    """The current strategy for sharing CPU tensors.
+
+        >>> import agnostic.multiprocessing as mp
+        >>> mp.get_sharing_strategy()
+        'file_descriptor'
+    """
     return _strategy
 
 
 def set_sharing_strategy(new_strategy):
-    """Set the strategy for sharing CPU tensors: one of ``get_all_sharing_strategies()``."""
+    """Set the strategy for sharing CPU tensors: one of ``get_all_sharing_strategies()``, as in PyTorch.
+
+    ``'file_descriptor'`` (the default on Linux): the descriptor of an unnamed shared-memory segment travels over a
+    socket. ``'file_system'``: a named segment, removed by the last process that lets go of it; for processes that
+    hold very many tensors (each descriptor is an open file).
+
+        >>> import agnostic.multiprocessing as mp
+        >>> previous = mp.get_sharing_strategy()
+        >>> mp.set_sharing_strategy("file_system")
+        >>> mp.get_sharing_strategy()
+        'file_system'
+        >>> mp.set_sharing_strategy(previous)
+    """
     global _strategy
     if new_strategy not in _ALL_STRATEGIES:
         raise ValueError(f"unknown sharing strategy {new_strategy!r}; expected one of {sorted(_ALL_STRATEGIES)}")
@@ -66,7 +88,7 @@ def set_sharing_strategy(new_strategy):
 # ----- Tensor methods --------------------------------------------------------------------------------------------
 def is_shared(tensor):
     """``Tensor.is_shared()``: True when the tensor's memory is shared memory (always for CUDA tensors)."""
-    return tensor._device is not CPU or mapping_of(tensor._data) is not None
+    return not tensor._device.backend.host or mapping_of(tensor._data) is not None
 
 
 def share_memory_(tensor):
@@ -76,7 +98,7 @@ def share_memory_(tensor):
     Only this tensor object moves: other tensors viewing its old memory keep the old memory, so call it before
     taking views that must stay shared.
     """
-    if tensor._device is not CPU:
+    if not tensor._device.backend.host:
         return tensor
     with _lock:
         array = tensor._data
@@ -261,7 +283,7 @@ def _update_header(name, change):
 
 
 _updating = threading.local()
-_deferred = []
+_deferred: list = []
 
 
 def _let_go(name, pid):

@@ -18,7 +18,15 @@ __all__ = [
 
 
 class ProcessException(Exception):
-    """A process started by ``spawn`` failed: ``error_index`` is its index, ``pid`` its process id."""
+    """A process started by ``spawn`` failed: ``error_index`` is its index, ``pid`` its process id.
+
+        >>> import agnostic.multiprocessing as mp
+        >>> issubclass(mp.ProcessRaisedException, mp.ProcessException)
+        True
+        >>> error = mp.ProcessExitedException("process 1 terminated with exit code 3", 1, 4242, 3)
+        >>> error.error_index, error.pid, error.exit_code
+        (1, 4242, 3)
+    """
 
     def __init__(self, msg, error_index, pid):
         super().__init__(msg)
@@ -31,14 +39,32 @@ class ProcessException(Exception):
 
 
 class ProcessRaisedException(ProcessException):
-    """A process failed by raising an exception; the message carries its traceback."""
+    """A process failed by raising an exception; the message carries its traceback.
+
+        >>> import agnostic.multiprocessing as mp
+        >>> import operator
+        >>> try:
+        ...     mp.start_processes(operator.truediv, args=(0,), start_method="fork")
+        ... except mp.ProcessRaisedException as error:
+        ...     print(error.error_index, error.msg.strip().splitlines()[-1])
+        0 ZeroDivisionError: division by zero
+    """
 
     def __init__(self, msg, error_index, error_pid):
         super().__init__(msg, error_index, error_pid)
 
 
 class ProcessExitedException(ProcessException):
-    """A process was killed by a signal (``signal_name``) or exited with a non-zero ``exit_code``."""
+    """A process was killed by a signal (``signal_name``) or exited with a non-zero ``exit_code``.
+
+        >>> import agnostic.multiprocessing as mp
+        >>> import os
+        >>> try:
+        ...     mp.start_processes(os._exit, nprocs=2, start_method="fork")
+        ... except mp.ProcessExitedException as error:
+        ...     print(error, error.exit_code)
+        process 1 terminated with exit code 1 1
+    """
 
     def __init__(self, msg, error_index, error_pid, exit_code, signal_name=None):
         super().__init__(msg, error_index, error_pid)
@@ -73,7 +99,16 @@ def _wrap(fn, i, args, error_file):
 
 
 class ProcessContext:
-    """The processes ``start_processes`` started: ``pids()``, and ``join()`` until they are done."""
+    """The processes ``start_processes`` started: ``pids()``, and ``join()`` until they are done.
+
+        >>> import agnostic.multiprocessing as mp
+        >>> import operator
+        >>> context = mp.start_processes(operator.mul, args=(3,), nprocs=2, join=False, start_method="fork")
+        >>> len(context.pids())
+        2
+        >>> while not context.join(timeout=60):
+        ...     pass
+    """
 
     def __init__(self, processes, error_files):
         self.error_files = error_files
@@ -153,7 +188,14 @@ def _error_file_name():
 
 
 def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
-    """``spawn`` with any start method (``spawn``, ``forkserver`` or ``fork``)."""
+    """``spawn`` with any start method (``spawn``, ``forkserver`` or ``fork``).
+
+        >>> import agnostic.multiprocessing as mp
+        >>> import operator
+        >>> context = mp.start_processes(operator.mul, args=(3,), nprocs=2, join=False, start_method="fork")
+        >>> while not context.join():
+        ...     pass
+    """
     context = multiprocessing.get_context(start_method)
     processes, error_files = [], []
     for i in range(nprocs):
@@ -175,6 +217,10 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     With ``join`` (the default) wait for all of them: when one fails, the others are stopped and its error is
     raised here. Otherwise return the ``ProcessContext``. ``fn`` must be importable (defined at a module's top
     level).
+
+        >>> import agnostic.multiprocessing as mp
+        >>> import operator
+        >>> mp.spawn(operator.mul, args=(2,), nprocs=2)  # operator.mul(i, 2) in processes i = 0 and 1
     """
     if start_method != "spawn":
         warnings.warn(

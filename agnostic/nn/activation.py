@@ -5,7 +5,11 @@ from .module import Module
 
 
 class ReLU(Module):
-    """``max(x, 0)`` elementwise (in place with ``inplace=True``)."""
+    """``max(x, 0)`` elementwise (in place with ``inplace=True``).
+
+        >>> agnostic.nn.ReLU()(agnostic.tensor([-1.0, 0.0, 2.0]))
+        tensor([0., 0., 2.])
+    """
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -19,7 +23,13 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    """``x * Phi(x)``: exact (``approximate='none'``, via erf) or the tanh approximation."""
+    """``x * Phi(x)``: exact (``approximate='none'``, via erf) or the tanh approximation.
+
+        >>> agnostic.nn.GELU()(agnostic.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.1587,  0.0000,  0.8413])
+        >>> agnostic.nn.GELU(approximate="tanh")(agnostic.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.1588,  0.0000,  0.8412])
+    """
 
     def __init__(self, approximate="none"):
         super().__init__()
@@ -33,21 +43,34 @@ class GELU(Module):
 
 
 class Tanh(Module):
-    """Hyperbolic tangent, elementwise."""
+    """Hyperbolic tangent, elementwise.
+
+        >>> agnostic.nn.Tanh()(agnostic.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.7616,  0.0000,  0.7616])
+    """
 
     def forward(self, input):
         return F.tanh(input)
 
 
 class Sigmoid(Module):
-    """``1 / (1 + exp(-x))``, elementwise."""
+    """``1 / (1 + exp(-x))``, elementwise.
+
+        >>> agnostic.nn.Sigmoid()(agnostic.tensor([-1.0, 0.0, 1.0]))
+        tensor([0.2689, 0.5000, 0.7311])
+    """
 
     def forward(self, input):
         return F.sigmoid(input)
 
 
 class Softmax(Module):
-    """Softmax along ``dim`` (PyTorch's legacy implicit choice when None)."""
+    """Softmax along ``dim`` (PyTorch's legacy implicit choice when None).
+
+        >>> agnostic.nn.Softmax(dim=1)(agnostic.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]))
+        tensor([[0.0900, 0.2447, 0.6652],
+                [0.3333, 0.3333, 0.3333]])
+    """
 
     def __init__(self, dim=None):
         super().__init__()
@@ -66,7 +89,11 @@ class Softmax(Module):
 
 
 class LogSoftmax(Module):
-    """``log(softmax(x))`` along ``dim``, computed stably."""
+    """``log(softmax(x))`` along ``dim``, computed stably.
+
+        >>> agnostic.nn.LogSoftmax(dim=0)(agnostic.tensor([1.0, 2.0, 3.0]))
+        tensor([-2.4076, -1.4076, -0.4076])
+    """
 
     def __init__(self, dim=None):
         super().__init__()

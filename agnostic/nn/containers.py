@@ -14,7 +14,14 @@ def _renumbered(modules):
 
 class Sequential(Module):
     """Modules applied in order: ``Sequential(a, b)(x) == b(a(x))``; also ``Sequential(OrderedDict(...))``
-    for named children. Indexing with a slice gives a Sequential."""
+    for named children. Indexing with a slice gives a Sequential.
+
+        >>> model = agnostic.nn.Sequential(agnostic.nn.Linear(3, 4), agnostic.nn.ReLU(), agnostic.nn.Linear(4, 1))
+        >>> model(agnostic.ones(2, 3)).shape
+        agnostic.Size([2, 1])
+        >>> model[1], len(model), type(model[:2]).__name__
+        (ReLU(), 3, 'Sequential')
+    """
 
     def __init__(self, *args):
         super().__init__()
@@ -119,7 +126,17 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of registered modules (indexable, iterable, appendable); slicing gives a ModuleList."""
+    """A list of registered modules (indexable, iterable, appendable); slicing gives a ModuleList.
+
+        >>> layers = agnostic.nn.ModuleList([agnostic.nn.Linear(2, 2) for _ in range(3)])
+        >>> layers.append(agnostic.nn.Identity())
+        ModuleList(
+          (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)
+          (3): Identity()
+        )
+        >>> len(layers), len(list(layers.parameters()))
+        (4, 6)
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -208,7 +225,14 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """An ordered dict of registered modules (``[]``, ``in``, ``keys``/``values``/``items``, ``update``)."""
+    """An ordered dict of registered modules (``[]``, ``in``, ``keys``/``values``/``items``, ``update``).
+
+        >>> heads = agnostic.nn.ModuleDict({"cls": agnostic.nn.Linear(4, 3), "box": agnostic.nn.Linear(4, 4)})
+        >>> list(heads.keys()), "cls" in heads
+        (['cls', 'box'], True)
+        >>> heads["box"](agnostic.ones(1, 4)).shape
+        agnostic.Size([1, 4])
+    """
 
     def __init__(self, modules=None):
         super().__init__()

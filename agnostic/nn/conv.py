@@ -18,6 +18,15 @@ class Conv2d(Module):
     ``weight`` is (out_channels, in_channels / groups, kh, kw); both it and ``bias`` start as PyTorch's:
     ``kaiming_uniform_(a=sqrt(5))`` and U(-1/sqrt(fan_in), 1/sqrt(fan_in)). ``padding_mode`` other than
     ``'zeros'`` pads with ``F.pad`` first.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> conv = agnostic.nn.Conv2d(3, 8, kernel_size=3, padding=1)
+        >>> conv
+        Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+        >>> conv(agnostic.randn(2, 3, 16, 16)).shape
+        agnostic.Size([2, 8, 16, 16])
+        >>> agnostic.nn.Conv2d(3, 8, 3, stride=2)(agnostic.randn(2, 3, 16, 16)).shape
+        agnostic.Size([2, 8, 7, 7])
     """
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,

@@ -4,7 +4,13 @@ from .module import Module
 
 
 class Flatten(Module):
-    """Flatten dimensions ``start_dim..end_dim`` (by default all but the batch dimension)."""
+    """Flatten dimensions ``start_dim..end_dim`` (by default all but the batch dimension).
+
+        >>> agnostic.nn.Flatten()(agnostic.zeros(2, 3, 4, 5)).shape
+        agnostic.Size([2, 60])
+        >>> agnostic.nn.Flatten(0, 1)(agnostic.zeros(2, 3, 4)).shape
+        agnostic.Size([6, 4])
+    """
 
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()

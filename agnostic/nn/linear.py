@@ -13,7 +13,11 @@ def _empty(*size, device=None, dtype=None):
 
 
 class Identity(Module):
-    """Returns its input unchanged (any constructor arguments are ignored)."""
+    """Returns its input unchanged (any constructor arguments are ignored).
+
+        >>> agnostic.nn.Identity(54, unused="ignored")(agnostic.tensor([1.0, 2.0]))
+        tensor([1., 2.])
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -24,7 +28,17 @@ class Identity(Module):
 
 class Linear(Module):
     """``y = x W^T + b`` with ``weight`` (out_features, in_features) and ``bias`` (out_features), initialized as
-    PyTorch: ``kaiming_uniform_(a=sqrt(5))`` (so U(-1/sqrt(in), 1/sqrt(in))) and bias U(-1/sqrt(in), 1/sqrt(in))."""
+    PyTorch: ``kaiming_uniform_(a=sqrt(5))`` (so U(-1/sqrt(in), 1/sqrt(in))) and bias U(-1/sqrt(in), 1/sqrt(in)).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> layer = agnostic.nn.Linear(3, 2)
+        >>> layer
+        Linear(in_features=3, out_features=2, bias=True)
+        >>> layer.weight.shape, layer.bias.shape
+        (agnostic.Size([2, 3]), agnostic.Size([2]))
+        >>> layer(agnostic.ones(5, 3)).shape
+        agnostic.Size([5, 2])
+    """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()

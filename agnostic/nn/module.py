@@ -49,6 +49,26 @@ class Module:
 
     Assigning a Parameter, a Module or (via ``register_buffer``) a Tensor to an attribute registers it, so
     ``parameters()``, ``state_dict()``, ``to()`` and friends see it.
+
+        >>> class TwoLayer(agnostic.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.hidden = agnostic.nn.Linear(4, 8)
+        ...         self.out = agnostic.nn.Linear(8, 2)
+        ...     def forward(self, x):
+        ...         return self.out(agnostic.nn.functional.relu(self.hidden(x)))
+        >>> model = TwoLayer()
+        >>> model
+        TwoLayer(
+          (hidden): Linear(in_features=4, out_features=8, bias=True)
+          (out): Linear(in_features=8, out_features=2, bias=True)
+        )
+        >>> [name for name, _ in model.named_parameters()]
+        ['hidden.weight', 'hidden.bias', 'out.weight', 'out.bias']
+        >>> model(agnostic.ones(3, 4)).shape
+        agnostic.Size([3, 2])
+        >>> sum(p.numel() for p in model.parameters())
+        58
     """
 
     _version = 1

@@ -86,7 +86,15 @@ class _BatchNorm(Module):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalization over (N, C) or (N, C, L) inputs, as ``torch.nn.BatchNorm1d``."""
+    """Batch normalization over (N, C) or (N, C, L) inputs, as ``torch.nn.BatchNorm1d``.
+
+        >>> norm = agnostic.nn.BatchNorm1d(2)
+        >>> norm(agnostic.tensor([[1.0, 10.0], [3.0, 30.0]]))
+        tensor([[-1.0000, -1.0000],
+                [ 1.0000,  1.0000]], grad_fn=<...>)
+        >>> norm.running_mean
+        tensor([0.2000, 2.0000])
+    """
 
     def _check_input_dim(self, input):
         if input.dim() not in (2, 3):
@@ -94,7 +102,14 @@ class BatchNorm1d(_BatchNorm):
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization over (N, C, H, W) inputs, as ``torch.nn.BatchNorm2d``."""
+    """Batch normalization over (N, C, H, W) inputs, as ``torch.nn.BatchNorm2d``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> norm = agnostic.nn.BatchNorm2d(3)
+        >>> y = norm(agnostic.randn(4, 3, 8, 8) * 5 + 2)
+        >>> y.mean(dim=(0, 2, 3)).abs().max() < 1e-5, norm.num_batches_tracked
+        (tensor(True), tensor(1))
+    """
 
     def _check_input_dim(self, input):
         if input.dim() != 4:
@@ -103,7 +118,12 @@ class BatchNorm2d(_BatchNorm):
 
 class LayerNorm(Module):
     """Normalization over the trailing ``normalized_shape`` dimensions with elementwise ``weight`` (ones) and
-    ``bias`` (zeros), as ``torch.nn.LayerNorm``."""
+    ``bias`` (zeros), as ``torch.nn.LayerNorm``.
+
+        >>> agnostic.nn.LayerNorm(3)(agnostic.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 6.0]]))
+        tensor([[-1.2247,  0.0000,  1.2247],
+                [-0.7071, -0.7071,  1.4142]], grad_fn=<...>)
+    """
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()

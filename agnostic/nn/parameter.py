@@ -7,7 +7,19 @@ from ..autograd import GradTensor, make_leaf
 class Parameter(GradTensor):
     """A tensor that is a module parameter, as ``torch.nn.Parameter``: assigning one to a Module attribute
     registers it. ``Parameter(data=None, requires_grad=True)`` shares ``data``'s memory (an empty tensor when
-    None) and is a leaf."""
+    None) and is a leaf.
+
+        >>> weight = agnostic.nn.Parameter(agnostic.zeros(2))
+        >>> weight
+        Parameter containing:
+        tensor([0., 0.], requires_grad=True)
+        >>> weight.requires_grad, weight.is_leaf
+        (True, True)
+        >>> layer = agnostic.nn.Module()
+        >>> layer.scale = agnostic.nn.Parameter(agnostic.ones(1))
+        >>> list(layer.state_dict())
+        ['scale']
+    """
 
     __slots__ = ()
 

@@ -5,7 +5,13 @@ from .module import Module
 
 
 class MaxPool2d(Module):
-    """Maximum over sliding windows (stride defaults to the kernel size), as ``torch.nn.MaxPool2d``."""
+    """Maximum over sliding windows (stride defaults to the kernel size), as ``torch.nn.MaxPool2d``.
+
+        >>> x = agnostic.arange(16.0).reshape(1, 1, 4, 4)
+        >>> agnostic.nn.MaxPool2d(2)(x)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
@@ -24,7 +30,13 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
-    """Mean over sliding windows (stride defaults to the kernel size), as ``torch.nn.AvgPool2d``."""
+    """Mean over sliding windows (stride defaults to the kernel size), as ``torch.nn.AvgPool2d``.
+
+        >>> x = agnostic.arange(16.0).reshape(1, 1, 4, 4)
+        >>> agnostic.nn.AvgPool2d(2)(x)
+        tensor([[[[ 2.5000,  4.5000],
+                  [10.5000, 12.5000]]]])
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):

@@ -11,6 +11,13 @@ class Embedding(Module):
     """A (num_embeddings, embedding_dim) table looked up by integer indices, as ``torch.nn.Embedding``.
 
     The weight starts as N(0, 1) samples with the ``padding_idx`` row zeroed; that row gets no gradient.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> embedding = agnostic.nn.Embedding(10, 3)
+        >>> embedding(agnostic.tensor([[1, 2], [4, 9]])).shape
+        agnostic.Size([2, 2, 3])
+        >>> agnostic.nn.Embedding(3, 2, padding_idx=0).weight[0]
+        tensor([0., 0.], grad_fn=<...>)
     """
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,

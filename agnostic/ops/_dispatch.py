@@ -3,7 +3,6 @@
 import numpy
 
 from .. import _backend, _dtypes
-from .._device import CPU
 from .._tensor import Tensor, wrap
 
 _ndarray = numpy.ndarray
@@ -21,9 +20,9 @@ def check_same_device(*tensors):
             continue
         if device is None:
             device = candidate
-        elif candidate is CPU and tensor._data.ndim == 0:
+        elif candidate.backend.host and tensor._data.ndim == 0:
             continue
-        elif device is CPU and _only_cpu_scalars_so_far(tensors, tensor):
+        elif device.backend.host and _only_cpu_scalars_so_far(tensors, tensor):
             device = candidate
         else:
             raise RuntimeError(
@@ -37,7 +36,7 @@ def _only_cpu_scalars_so_far(tensors, stop_at):
     for tensor in tensors:
         if tensor is stop_at:
             return True
-        if tensor._device is CPU and tensor._data.ndim != 0:
+        if tensor._device.backend.host and tensor._data.ndim != 0:
             return False
     return True
 
@@ -94,16 +93,9 @@ def operand_array(operand, dtype, device):
 
 
 def keep_negative_zero(value, device):
-    """A NumPy scalar to write into a CUDA array as CuPy should receive it: a negative zero as a 0-dim device array,
-    since CuPy writes scalar zeros with a memset, which stores +0.0 (PyTorch keeps -0.0)."""
-    if device is CPU or value.dtype.kind not in "fc" or value != 0:
-        return value
-    if not (numpy.signbit(value.real) or numpy.signbit(value.imag)):
-        return value
-    with _backend.on(device):
-        array = _backend.require_cupy().empty((), value.dtype)
-        array.set(numpy.asarray(value))
-    return array
+    """A NumPy scalar as ``device``'s arrays should receive it in ``array[...] = value`` (a negative zero stays
+    negative: see the backends' ``writable_scalar``)."""
+    return device.backend.writable_scalar(value)
 
 
 def _fits(value, numpy_dtype):
@@ -113,16 +105,12 @@ def _fits(value, numpy_dtype):
 
 def call(device, function, *args, **kwargs):
     """Run a backend function with ``device`` current (NumPy scalars come back as 0-dim arrays)."""
-    if device is CPU:
-        result = function(*args, **kwargs)
-        return numpy.asarray(result) if isinstance(result, numpy.generic) else result
-    with _backend.on(device):
-        return function(*args, **kwargs)
+    return device.backend.run(function, *args, **kwargs)
 
 
 def finish(array, dtype, device):
     """Wrap a backend result as a Tensor of ``dtype``, casting if the backend chose another type."""
-    if type(array) is not _ndarray and device is CPU:
+    if isinstance(array, numpy.generic):
         array = numpy.asarray(array)
     numpy_dtype = dtype.numpy_dtype
     if array.dtype != numpy_dtype:

@@ -27,6 +27,10 @@ Semantics, from ATen (``c10/util/generic_math.h``, ``native/cpu/BinaryOpsKernel.
 - CuPy compiles every kernel with ``-ftz=true``: float32 and bfloat16 subnormal operands and results flush to zero
   on CUDA, here as in any CuPy ufunc, where PyTorch keeps them. float16, float64 and integers are exact.
 
+On CUDA each function runs as one kernel (``cuda_kernels``: ``agnostic_floor_divide`` and its siblings, per dtype;
+``agnostic_complex_divide``), which takes the same steps in the same order, each rounded as the CuPy ufunc it stands
+for rounds it: the bits of the formula run by CuPy, in one pass. bfloat16 runs the formula.
+
 NumPy's own ufuncs that are bit-identical to these functions (``NUMPY_EQUIVALENTS``, checked by the tests), so the
 CPU may call them instead, faster:
 

@@ -1,8 +1,9 @@
 """The op registry and its one dispatcher: each op is declared once, and everything users call is made from that.
 
-A declaration (``Elementwise``) names the op, its dtype rule, its implementation and its backward rule. From it this
-module makes the public function (``agnostic.add``), the Tensor methods (``Tensor.add``, ``Tensor.add_``) and the
-operators (``__add__``, ``__radd__``, ``__iadd__``), each with a real signature and docstring. They all run the same
+A declaration (``Elementwise``; ``Composite`` for ops written as functions on tensors) names the op, its dtype rule,
+its implementation and its backward rule. From it this module makes the public function (``agnostic.add``), the
+Tensor methods (``Tensor.add``, ``Tensor.add_``; GradTensor's recording forms where they differ) and the operators
+(``__add__``, ``__radd__``, ``__iadd__``), each with a real signature and docstring. They all run the same
 dispatch: look up the plan for the operands' kinds (a plain tensor's dtype, a scalar's type, a tensor subclass), made
 on first use by promoting, checking dtypes and choosing the backend function, then run it: one backend call and a
 wrap for tensors of one dtype, casts and value checks otherwise, and an autograd node when a gradient is needed. So
@@ -10,7 +11,10 @@ what depends only on those kinds is decided once per combination (and again afte
 call.
 """
 
+import ast
+import functools
 import inspect
+import itertools
 
 import numpy
 
@@ -18,12 +22,12 @@ from .. import _backend, _dtypes, _host_cache
 from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, _check_writable, wrap
 from ..autograd import tracking
-from ..autograd.derivatives import fit
+from ..autograd.derivatives import fit, zero
 from ..autograd.grad_mode import _state as _grad_state
 from ._dispatch import as_operand, check_same_device, operand_array, result_dtype
 
-OPS = {}  # name -> declaration, every public op and alias
-_DECLARED = []  # every declaration, internal ones too
+OPS: dict = {}  # name -> declaration, every public op and alias
+_DECLARED: list = []  # every declaration, internal ones too
 
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 _SCALARS = frozenset((bool, int, float, complex))
@@ -65,18 +69,20 @@ class Elementwise:
     """One elementwise op of one or two tensor-or-scalar operands, declared once.
 
     ``implementation`` is the name of a function NumPy and CuPy share (``"add"``) or ``f(xp, *arrays)`` written
-    against the array namespace; ``cpu_implementation`` is an equivalent NumPy-only callable (same values), and
-    ``large_cpu`` the NumPy call for large CPU results. ``check(name, dtype)`` refuses promoted dtypes;
-    ``check_operands(input, other, compute)`` checks values (integer division by zero...). ``gradients`` maps each
-    operand's name to its gradient formula, as PyTorch's derivatives.yaml does; a formula's parameter names say what
-    it reads: ``grad``, the operands by name (``input``, ``other``) and ``result``. ``derivative(input, result)`` is
-    the short form for one operand: the gradient is ``grad * conj(derivative)``.
+    against the array namespace; ``cpu_implementation`` and ``cuda_implementation`` are equivalent callables of one
+    backend's arrays (same values, faster there): one for the dtypes that ``kind_implementations`` leaves to
+    ``implementation``, or a dict of them by NumPy dtype kind. ``large_cpu`` is the NumPy call for large CPU results.
+    ``check(name, dtype)`` refuses promoted dtypes; ``check_operands(input, other, compute)`` checks values (integer
+    division by zero...). ``gradients`` maps each operand's name to its gradient formula, as PyTorch's
+    derivatives.yaml does; a formula's parameter names say what it reads: ``grad``, the operands by name (``input``,
+    ``other``) and ``result``. ``derivative(input, result)`` is the short form for one operand: the gradient is
+    ``grad * conj(derivative)``.
     """
 
     def __init__(self, name, arity, result, implementation, *, check=None, check_operands=None, gradients=None,
-                 derivative=None, cpu_implementation=None, large_cpu=None, aliases=(), operator=None,
-                 reflected=True, alpha=False, python_scalars=None, kind_implementations=None, public=True,
-                 doc=""):
+                 derivative=None, cpu_implementation=None, cuda_implementation=None, large_cpu=None, aliases=(),
+                 operator=None, reflected=True, alpha=False, python_scalars=None, kind_implementations=None,
+                 public=True, doc=""):
         self.name = name
         self.arity = arity
         self.parameters = ("input", "other")[:arity]
@@ -90,7 +96,9 @@ class Elementwise:
         self.alpha = alpha
         self.doc = doc
         self._implementation = implementation
-        self._cpu_implementation = cpu_implementation
+        # Backends with an implementation of their own (same values, faster there), by backend type.
+        self.backend_implementations = {backend: own for backend, own in (
+            ("cpu", cpu_implementation), ("cuda", cuda_implementation)) if own is not None}
         self.large_cpu = large_cpu
         # For dtypes of these NumPy kinds ("c": complex), ``f(xp, *arrays)`` replaces the backends' own function,
         # which is not PyTorch's there; such calls take the general plan.
@@ -130,13 +138,19 @@ class Elementwise:
 
     def backend_function(self, device, dtype=None):
         """The function computing this op on ``device``'s arrays of ``dtype`` (cached per array namespace)."""
-        xp = _backend.namespace(device) if device is CPU else _backend.require_cupy()
+        backend = device.backend
+        xp = backend.xp
         kind = dtype.numpy_dtype.kind if dtype is not None and self.kind_implementations else None
         function = self._functions.get((xp, kind))
         if function is None:
             implementation = self.kind_implementations.get(kind, self._implementation)
-            if xp is numpy and self._cpu_implementation is not None and kind not in self.kind_implementations:
-                function = self._cpu_implementation
+            own = self.backend_implementations.get(backend.type)
+            if isinstance(own, dict):
+                own = own.get(kind)
+            elif kind in self.kind_implementations:
+                own = None
+            if own is not None:
+                function = own
             elif isinstance(implementation, str):
                 function = getattr(xp, implementation)
             else:
@@ -206,7 +220,8 @@ def _binary_caller(op, as_operator=False, reflected=False):
 def _forget_plans():
     """Plans hold result dtypes that follow the default dtype: made again after ``set_default_dtype``."""
     for op in _DECLARED:
-        op.plans.clear()
+        if isinstance(op, Elementwise):
+            op.plans.clear()
 
 
 _dtypes.on_default_dtype_change(_forget_plans)
@@ -267,18 +282,17 @@ def _direct_unary_plan(op):
 
     def plan(input, out):
         device = input._device
+        backend = device.backend
         x = input._data
         if out is input and writes_out:
-            with _backend.on(device):
-                op.backend_function(device)(x, out=x)
+            backend.run(op.backend_function(device), x, out=x)
             return out
-        if device is CPU:
+        if backend.host:  # NumPy's own call, inline: the hot path
             array = large_cpu(x) if large_cpu is not None and x.nbytes >= _LARGE_BYTES else cpu_function(x)
             if array.__class__ is not _ndarray:
                 array = numpy.asarray(array)
         else:
-            with _backend.on(device):
-                array = op.backend_function(device)(x)
+            array = backend.run(op.backend_function(device), x)
         tensor = _new_tensor(Tensor)
         tensor._data = array
         tensor._device = device
@@ -319,7 +333,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
         if out is not None:
             return _direct_into(op, device, x, y, input, out)
         try:
-            if device is CPU:
+            if device.backend.host:  # NumPy's own call, inline: the hot path
                 array = cpu_function(x, y) if large_cpu is None or sized.nbytes < _LARGE_BYTES else large_cpu(x, y)
                 if array.__class__ is not _ndarray:
                     array = numpy.asarray(array)
@@ -336,12 +350,12 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
 
 
 def _on_device(op, device, dtype, x, y):
-    with _backend.on(device):
-        array = op.backend_function(device)(x, y)
-        expected = dtype if op.result in (Result.SAME, Result.FLOAT) else numpy.bool_
-        if array.dtype != expected:
-            array = array.astype(expected)  # a CuPy without NumPy 2's weak-scalar rule
-        return array
+    backend = device.backend
+    array = backend.run(op.backend_function(device), x, y)
+    expected = dtype if op.result in (Result.SAME, Result.FLOAT) else numpy.bool_
+    if array.dtype != expected:
+        array = backend.run(array.astype, expected)  # a CuPy without NumPy 2's weak-scalar rule
+    return array
 
 
 def _direct_into(op, device, x, y, input, out):
@@ -351,10 +365,7 @@ def _direct_into(op, device, x, y, input, out):
         with _backend.on(device):
             broadcasting(lambda a, b: op.backend_function(device)(a, b, out=a), (x, y))
         return out
-    with _backend.on(device):
-        array = broadcasting(op.backend_function(device), (x, y))
-        if array.__class__ is not _ndarray and device is CPU:
-            array = numpy.asarray(array)
+    array = device.backend.run(broadcasting, op.backend_function(device), (x, y))
     return write_result(out, wrap(array, device), op.name)
 
 
@@ -389,12 +400,10 @@ def _compute(op, operands, out):
         arrays = [_truth(operand_array(x, promoted, device), device) for x in operands]
     else:
         arrays = [operand_array(x, compute, device) for x in operands]
-    with _backend.on(device):
-        array = broadcasting(op.backend_function(device, compute), arrays)
-        if array.__class__ is not _ndarray and device is CPU:
-            array = numpy.asarray(array)
-        if array.dtype != result.numpy_dtype:
-            array = array.astype(result.numpy_dtype)
+    backend = device.backend
+    array = backend.run(broadcasting, op.backend_function(device, compute), arrays)
+    if array.dtype != result.numpy_dtype:
+        array = backend.run(array.astype, result.numpy_dtype)
     result_tensor = wrap(array, device)
     return write_result(out, result_tensor, op.name) if out is not None else result_tensor
 
@@ -499,51 +508,107 @@ def _from_derivative(derivative):
 
 # ----- ops written as functions on tensors -------------------------------------------------------------------------
 class Composite:
-    """An op written as a Python function (``forward``), declared once: ``agnostic.<name>`` keeps the forward's own
-    signature and docstring, ``Tensor.<name>`` is the function with ``self`` first (or ``method`` where the order
-    differs), and ``Tensor.<name>_`` is made when ``inplace`` (True, or the in-place method itself).
+    """An op written as a Python function on tensors (``forward``), declared once.
 
-    With ``gradients`` (formulas keyed by parameter name, reading what their parameter names say: ``grad``,
-    ``result`` and the op's parameters, as for ``Elementwise``), a call with an argument that requires grad binds the
-    arguments to their names once, runs the forward on plain tensors and records one node. Without, the forward is
-    differentiated through the recorded ops it calls (PyTorch's composite ops).
+    ``agnostic.<name>`` is the forward with its own signature and docstring (not made when ``public`` is false), and
+    ``Tensor.<name>`` the same function with ``self`` first (``method``: another function where the order differs,
+    False for none; ``as_property``: a property, as ``T``). ``name`` is the op's name when it isn't the forward's.
+    ``inplace`` makes ``Tensor.<name>_``: True for the result written into ``self``, or the in-place method itself
+    (see also ``in_place_of``). ``operator`` names the operator that calls the op (``@`` for ``"matmul"``: both
+    ``__matmul__`` and ``__rmatmul__``).
+
+    ``gradients`` maps parameter names to gradient formulas, as for ``Elementwise``; a formula's parameter names say
+    what it reads: ``grad`` (``grads``: one per output, for ops with several), ``result`` and the op's parameters. A
+    call with an argument that requires grad binds the arguments to their names once, runs the forward on plain
+    tensors and records one node, named after ``node`` (the op's name by default). ``shape_only``: the formulas read
+    their tensor arguments only for shapes, dtypes and devices, so those may change in place afterwards. ``is_view``:
+    the outputs share the input's memory, so in-place changes to them are refused while they need a gradient.
+    Without ``gradients`` the forward is differentiated through the recorded ops it calls (PyTorch's composite ops).
+
+    ``overwrites``: the forward writes into its first argument (``fill_``, ``copy_``, ``__setitem__``); a call that
+    needs a gradient records the out-of-place form (a copy, overwritten) and makes it the tensor's history, in which
+    the tensor's old values get a zero gradient unless ``gradients`` says otherwise.
+
+    Plain tensors never pay for recording: their method is the forward itself when only ``self`` can need a gradient
+    (and checks the other arguments first otherwise); GradTensor's method is the recording function.
     """
 
-    def __init__(self, forward, *, gradients=None, aliases=(), method=None, inplace=False):
-        self.name = forward.__name__
+    def __init__(self, forward, *, gradients=None, shape_only=False, aliases=(), method=None, inplace=False,
+                 name=None, node=None, is_view=False, public=True, as_property=False, operator=None,
+                 overwrites=False):
+        self.name = name or forward.__name__
         self.doc = forward.__doc__
         self.forward = forward
         self.signature = inspect.signature(forward)
-        self.parameters = tuple(name for name in self.signature.parameters if name != "out")
+        self.binding = _Binding(self.signature)
+        self.parameters = self.binding.names
         self.aliases = aliases
-        self.backward = _formulas_rule(self, gradients) if gradients else None
-        self.function = self._recording() if gradients else forward
-        self.method = _named(method, self.name, method.__doc__) if method else self.function
+        self.public = public
+        self.node_name = tracking.backward_name(node or self.name)
+        self.is_view = is_view
+        if overwrites:
+            gradients = {self.parameters[0]: zero, **(gradients or {})}
+        self.backward = _formulas_rule(self, gradients, shape_only) if gradients else None
+        # Whether an argument besides the first can need a gradient: else a plain first argument means no recording.
+        self.routes = bool(gradients) and any(parameter != self.parameters[0] for parameter in gradients)
+        self.function = self._recording(_overwritten_copy(forward) if overwrites else forward) if gradients \
+            else forward
+        self.method, self.grad_method = self._methods(method, overwrites)
+        if as_property:
+            self.method = property(self.method, doc=self.doc)
+            self.grad_method = self.grad_method and property(self.grad_method, doc=self.doc)
         self.inplace_method = inplace if callable(inplace) else self._inplace() if inplace else None
-        for name in (self.name,) + aliases:
-            OPS[name] = self
+        self.grad_inplace_method = None
+        self.operator = operator
+        _DECLARED.append(self)
+        if public:
+            for name_ in (self.name,) + aliases:
+                OPS[name_] = self
 
     def __repr__(self):
         return f"<agnostic op {self.name}>"
 
-    def _recording(self):
-        forward = self.forward
-        node_name = tracking.backward_name(self.name)
+    def _methods(self, method, overwrites):
+        """(Tensor's method, GradTensor's where it differs)."""
+        if method is False:
+            return None, None
+        if method is not None:
+            return _named(method, self.name, method.__doc__), None
+        if self.backward is None:
+            return self.forward, None
+        recording = tracking.differentiable_inplace(self.name, self.forward, self.function) if overwrites \
+            else self.function
+        return (_routing(self.forward, recording) if self.routes else self.forward), recording
+
+    def recompute(self, values):
+        """The op's recorded result for its parameters' ``values`` (what a node saved), for ``create_graph``."""
+        return self.binding.call(self.function, dict(zip(self.parameters, values)))
+
+    def _recording(self, forward):
+        node_name = self.node_name
+        is_view = self.is_view
+        first = self.parameters[0]
+        only_first = not self.routes
+        binding = self.binding
+        needs_grad = tracking.needs_grad
+        detached = tracking.detached
 
         def function(*args, **kwargs):
-            if not tracking.needs_grad(args, kwargs):
+            # Nothing to record when no argument needs a gradient; that is sure without looking at them all when
+            # only the first argument has a formula and it is a plain tensor.
+            if only_first and args and args[0].__class__ is Tensor or not needs_grad(args, kwargs):
                 return forward(*args, **kwargs)
-            bound = self.signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            if bound.arguments.get("out") is not None:
+            if kwargs.get("out") is not None:
                 raise RuntimeError(f"{self.name}(): functions with out=... arguments don't support automatic "
                                    "differentiation, but one of the arguments requires grad.")
-            values = tuple(bound.arguments[name] for name in self.parameters)
-            output = forward(*[_plain(value) for value in values])
-            return tracking.record(node_name, self.backward, values, {}, output)
-        function.__wrapped__ = forward
-        function.__signature__ = self.signature
-        return _named(function, self.name, forward.__doc__)
+            plain_args = [detached(value) for value in args]
+            plain_kwargs = {name: detached(value) for name, value in kwargs.items()} if kwargs else kwargs
+            output = forward(*plain_args, **plain_kwargs)
+            if isinstance(output, Tensor) and output is (plain_args[0] if args else plain_kwargs.get(first)):
+                return args[0] if args else kwargs[first]  # ``x.to(x.dtype)``: PyTorch returns self, recording nothing
+            return tracking.record(node_name, self.backward, binding.values(args, kwargs), {}, output, is_view)
+        function.__wrapped__ = self.forward
+        return _named(function, self.name, self.doc)
 
     def _inplace(self):
         name = self.name + "_"
@@ -554,55 +619,233 @@ class Composite:
             return write_result(target, forward(target, *args, **kwargs), name)
 
         method = tracking.differentiable_inplace(name, inplace, self.function)
-        return _named(method, name, f"In-place :func:`{self.name}`: the result is written into ``self``, which keeps "
-                                    f"its shape and dtype.")
+        return _named(method, name, _inplace_doc(self, name))
+
+    def tensor_methods(self, recording=False):
+        """``{name: method}`` of Tensor (GradTensor's where they differ, with ``recording``)."""
+        methods = {}
+        method = self.grad_method if recording else self.method
+        inplace_method = self.grad_inplace_method if recording else self.inplace_method
+        for name in (self.name,) + self.aliases:
+            if method is not None:
+                methods[name] = method
+            if inplace_method is not None:
+                methods[name + "_"] = inplace_method
+        if self.operator is not None:
+            forward = self.function if recording else self.method
+            methods[f"__{self.operator}__"] = _composite_operator(self, forward, reflected=False)
+            methods[f"__r{self.operator}__"] = _composite_operator(self, self.function, reflected=True)
+        return methods
 
 
-def _formulas_rule(op, gradients):
-    """The engine's ``rule(context, grad)`` from gradient formulas keyed by parameter name (see ``Elementwise``)."""
+class _Binding:
+    """A forward's parameters sorted once by how they are passed, to bind a call's arguments to their names and to
+    call the forward again with them, without ``inspect``'s per-call work."""
+
+    def __init__(self, signature):
+        kind = inspect.Parameter
+        parameters = signature.parameters.values()
+        self.signature = signature
+        self.positional = tuple(p.name for p in parameters
+                                if p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD))
+        self.variadic = next((p.name for p in parameters if p.kind is kind.VAR_POSITIONAL), None)
+        self.keyword_only = tuple(p.name for p in parameters if p.kind is kind.KEYWORD_ONLY)
+        self.var_keyword = next((p.name for p in parameters if p.kind is kind.VAR_KEYWORD), None)
+        self.by_keyword = frozenset(p.name for p in parameters if p.kind in (kind.POSITIONAL_OR_KEYWORD,
+                                                                                 kind.KEYWORD_ONLY))
+        self.defaults = {p.name: p.default for p in parameters if p.default is not p.empty}
+        self.count = len(signature.parameters)
+        self.names = tuple(name for name in signature.parameters if name != "out")  # what a node records
+        # The common call, by position only: its values are the arguments, then the declared defaults.
+        self.by_position = self.var_keyword is None and "out" not in signature.parameters
+        self.required = sum(1 for p in parameters if p.default is p.empty and p.kind is not kind.KEYWORD_ONLY)
+        self.default_values = tuple(self.defaults.get(name) for name in self.names)
+
+    def bind(self, args, kwargs):
+        """``{name: value}`` of every parameter, defaults filled in. A variadic parameter given one sequence holds its
+        items, as PyTorch's ``*dims`` take either form (``permute(x, 1, 0)``, ``permute(x, (1, 0))``)."""
+        positional = self.positional
+        if self.var_keyword is None and (self.variadic is not None or len(args) <= len(positional)):
+            arguments = dict(zip(positional, args))
+            if self.variadic is not None:
+                arguments[self.variadic] = self._items(args[len(positional):])
+            for name, value in kwargs.items():
+                if name in arguments or name not in self.by_keyword:
+                    break
+                arguments[name] = value
+            else:
+                for name, default in self.defaults.items():
+                    arguments.setdefault(name, default)
+                if len(arguments) == self.count:
+                    return arguments
+        bound = self.signature.bind(*args, **kwargs)  # Python's TypeError for a call that doesn't fit
+        bound.apply_defaults()
+        arguments = bound.arguments
+        if self.variadic is not None:
+            arguments[self.variadic] = self._items(arguments[self.variadic])
+        return arguments
+
+    def values(self, args, kwargs):
+        """The call's value of each parameter (but ``out``), in order: what a node records."""
+        if not kwargs and self.by_position:
+            count = len(self.positional)
+            if self.variadic is None:
+                if self.required <= len(args) <= count:
+                    return tuple(args) + self.default_values[len(args):]
+            elif len(args) >= count:
+                return tuple(args[:count]) + (self._items(args[count:]),) + self.default_values[count + 1:]
+        arguments = self.bind(args, kwargs)
+        return tuple([arguments[name] for name in self.names])
+
+    @staticmethod
+    def _items(values):
+        return tuple(values[0]) if len(values) == 1 and isinstance(values[0], (list, tuple)) else values
+
+    def call(self, function, arguments):
+        """``function(...)`` with ``arguments`` (by name) passed as the forward takes them."""
+        args = [arguments[name] for name in self.positional]
+        if self.variadic is not None:
+            args.extend(arguments[self.variadic])
+        kwargs = {name: arguments[name] for name in self.keyword_only if name in arguments}
+        if self.var_keyword is not None:
+            kwargs.update(arguments[self.var_keyword])
+        return function(*args, **kwargs)
+
+
+def _overwritten_copy(overwrite):
+    """The out-of-place form of an op that writes into its first argument: a copy, overwritten."""
+    def out_of_place(target, *args, **kwargs):
+        copy = target.clone()
+        overwrite(copy, *args, **kwargs)
+        return copy
+    return out_of_place
+
+
+def _routing(forward, recording):
+    """A plain tensor's method for an op whose other arguments may need a gradient (``x.matmul(w)``): calls with one
+    go to the recording form, the others straight to the forward."""
+    needs_grad = tracking.needs_grad
+
+    def method(self, *args, **kwargs):
+        if needs_grad(args, kwargs):
+            return recording(self, *args, **kwargs)
+        return forward(self, *args, **kwargs)
+    return functools.update_wrapper(method, forward)
+
+
+def _composite_operator(op, function, reflected):
+    """``__<operator>__`` (``__r<operator>__`` when ``reflected``) calling ``function``: arrays become tensors, and
+    other operands give NotImplemented, so Python tries the other side."""
+    def operator(self, other):
+        if not isinstance(other, Tensor):
+            if not (isinstance(other, numpy.ndarray) or _backend.is_backend_array(other)):
+                return NotImplemented
+            from .creation import as_tensor
+
+            other = as_tensor(other)
+        return function(other, self) if reflected else function(self, other)
+    return _named(operator, f"__{'r' if reflected else ''}{op.operator}__", _operator_doc(op, reflected))
+
+
+def _formulas_rule(op, gradients, shape_only=False):
+    """The engine's ``rule(context, *grads)`` from gradient formulas keyed by parameter name (see ``Elementwise``);
+    ``shape_only`` where the formulas read no values (no ``result``, no parameter, or as declared)."""
     formulas = [(gradients.get(name), _parameter_names(gradients.get(name))) for name in op.parameters]
     read = {name for _, names in formulas for name in names}
     wants_result = "result" in read
+    recompute = op.recompute if isinstance(op, Composite) else lambda arguments: op.function(*arguments)
 
-    def rule(context, grad):
+    def rule(context, *grads):
         arguments = context.args
         values = dict(zip(op.parameters, arguments))
-        values["grad"] = grad
+        values["grad"] = grads[0]
+        values["grads"] = grads
         if wants_result:
             # Under create_graph the result is recomputed, so that it is recorded too.
-            values["result"] = op.function(*arguments) if _grad_state.enabled else context.result
-        return tuple(
-            fit(formula(*[values[name] for name in names]), argument)
-            if formula is not None and isinstance(argument, Tensor) and argument._requires_grad else None
-            for (formula, names), argument in zip(formulas, arguments)
-        )
-    rule.shape_only = not (wants_result or read & set(op.parameters))
+            values["result"] = recompute(arguments) if _grad_state.enabled else context.result
+        return tuple(_gradient(formula, names, values, argument)
+                     for (formula, names), argument in zip(formulas, arguments))
+    rule.shape_only = shape_only or not (wants_result or read & set(op.parameters))
     rule.__name__ = f"{op.name}_backward"
     return rule
 
 
-def composite(*, gradients=None, aliases=(), method=None, inplace=False):
+def _gradient(formula, names, values, argument):
+    """One argument's gradient from its formula, fitted to the argument (a tensor, or a sequence of tensors)."""
+    if formula is None:
+        return None
+    if isinstance(argument, Tensor):
+        return fit(formula(*[values[name] for name in names]), argument) if argument._requires_grad else None
+    if isinstance(argument, (list, tuple)) and any(isinstance(item, Tensor) and item._requires_grad
+                                                   for item in argument):
+        grads = formula(*[values[name] for name in names])
+        return [fit(grad, item) if isinstance(item, Tensor) and item._requires_grad else None
+                for grad, item in zip(grads, argument)]
+    return None
+
+
+def composite(**declaration):
     """Declare the decorated function as an op (see ``Composite``); returns its public function."""
     def declare(forward):
-        return Composite(forward, gradients=gradients, aliases=aliases, method=method, inplace=inplace).function
+        return Composite(forward, **declaration).function
     return declare
+
+
+def tensor_method(**declaration):
+    """Declare the decorated function as an op that is a Tensor method only (``view``, ``fill_``); returns it."""
+    def declare(forward):
+        Composite(forward, public=False, **declaration)
+        return forward
+    return declare
+
+
+def in_place_of(function):
+    """Declare the decorated function as ``Tensor.<name>_``, the in-place form of the op whose public function is
+    ``function``: it writes into ``self``; where a gradient is needed, the op's recorded result is written instead
+    and becomes ``self``'s history."""
+    op = next(op for op in _DECLARED if op.function is function)
+
+    def declare(inplace):
+        recording = tracking.differentiable_inplace(inplace.__name__, inplace, op.function)
+        op.inplace_method = _routing(inplace, recording) if op.routes else inplace
+        op.grad_inplace_method = recording
+        return inplace
+    return declare
+
+
+def _declare_tensor_class_methods():
+    """The ops Tensor's class body declares (conversions, ``clone``, ``copy_``: see ``_tensor._declared``)."""
+    for value in list(vars(Tensor).values()):
+        declaration = getattr(value, "declaration", None)
+        if declaration is not None:
+            Composite(value, public=False, **declaration)
 
 
 # ----- what users call --------------------------------------------------------------------------------------------
 def _make_function(op):
     """``agnostic.<name>(input[, other], *, out=None)``; ``add`` and ``sub`` also take ``alpha``."""
-    if op.arity == 1:
-        def function(input, *, out=None):
-            return op.call(input, out)
-    elif op.alpha:
-        def function(input, other, *, alpha=1, out=None):
-            if alpha != 1:
-                other = _scaled(other, alpha)
-            return op.call(input, other, out)
-    else:
-        def function(input, other, *, out=None):
-            return op.call(input, other, out)
-    return _named(function, op.name, op.doc)
+    make = _unary_function if op.arity == 1 else _scaling_function if op.alpha else _binary_function
+    return _named(make(op.call), op.name, op.doc)
+
+
+def _unary_function(call):
+    def function(input, *, out=None):
+        return call(input, out)
+    return function
+
+
+def _binary_function(call):
+    def function(input, other, *, out=None):
+        return call(input, other, out)
+    return function
+
+
+def _scaling_function(call):
+    def function(input, other, *, alpha=1, out=None):
+        if alpha != 1:
+            other = _scaled(other, alpha)
+        return call(input, other, out)
+    return function
 
 
 def _scaled(other, alpha):
@@ -611,18 +854,28 @@ def _scaled(other, alpha):
 
 def _make_method(op):
     """``Tensor.<name>(self[, other])``: the function with ``self`` as its first operand."""
-    if op.arity == 1:
-        def method(self):
-            return op.call(self)
-    elif op.alpha:
-        def method(self, other, *, alpha=1):
-            if alpha != 1:
-                other = _scaled(other, alpha)
-            return op.call(self, other)
-    else:
-        def method(self, other):
-            return op.call(self, other)
-    return _named(method, op.name, op.doc)
+    make = _unary_method if op.arity == 1 else _scaling_method if op.alpha else _binary_method
+    return _named(make(op.call), op.name, op.doc)
+
+
+def _unary_method(call):
+    def method(self):
+        return call(self)
+    return method
+
+
+def _binary_method(call):
+    def method(self, other):
+        return call(self, other)
+    return method
+
+
+def _scaling_method(call):
+    def method(self, other, *, alpha=1):
+        if alpha != 1:
+            other = _scaled(other, alpha)
+        return call(self, other)
+    return method
 
 
 def _make_inplace_method(op):
@@ -634,27 +887,36 @@ def _make_inplace_method(op):
         return op.call(self, *operands, self)
 
     recorded = tracking.differentiable_inplace(name, inplace, op.function)
+    method = _unary_inplace(op, recorded) if op.arity == 1 else _binary_inplace(op, name, recorded)
+    return _named(method, name, _inplace_doc(op, name))
+
+
+def _unary_inplace(op, recorded):
     GradTensor = tracking.GradTensor
-    if op.arity == 1:
-        def method(self):
-            if isinstance(self, GradTensor):
-                return recorded(self)
-            _check_writable(self)
-            return op.call(self, self)
-    else:
-        def method(self, other, *, alpha=1):
-            if alpha != 1:
-                if not op.alpha:
-                    raise TypeError(f"{name}() got an unexpected keyword argument 'alpha'")
-                other = _scaled(other, alpha)
-            if isinstance(self, GradTensor) or isinstance(other, GradTensor):
-                return recorded(self, other)
-            _check_writable(self)
-            return op.call(self, other, self)
-        if not op.alpha:
-            method.__signature__ = inspect.signature(lambda self, other: None)
-    return _named(method, name, f"In-place :func:`{op.name}`: the result is written into ``self``, which keeps its "
-                                f"shape and dtype.")
+
+    def method(self):
+        if isinstance(self, GradTensor):
+            return recorded(self)
+        _check_writable(self)
+        return op.call(self, self)
+    return method
+
+
+def _binary_inplace(op, name, recorded):
+    GradTensor = tracking.GradTensor
+
+    def method(self, other, *, alpha=1):
+        if alpha != 1:
+            if not op.alpha:
+                raise TypeError(f"{name}() got an unexpected keyword argument 'alpha'")
+            other = _scaled(other, alpha)
+        if isinstance(self, GradTensor) or isinstance(other, GradTensor):
+            return recorded(self, other)
+        _check_writable(self)
+        return op.call(self, other, self)
+    if not op.alpha:
+        method.__signature__ = inspect.signature(lambda self, other: None)
+    return method
 
 
 def operator(op, reflected=False):
@@ -663,7 +925,7 @@ def operator(op, reflected=False):
     caller = _unary_caller(op, as_operator=True) if op.arity == 1 else \
         _binary_caller(op, as_operator=True, reflected=reflected)
     name = f"__{'r' if reflected else ''}{op.operator}__"
-    return _named(caller, name, f"``{op.operator}`` operator: :func:`{op.name}`.")
+    return _named(caller, name, _operator_doc(op, reflected))
 
 
 def _named(function, name, doc):
@@ -673,15 +935,135 @@ def _named(function, name, doc):
     return function
 
 
-def tensor_methods():
-    """Every Tensor method and operator the declarations make: ``{name: function}``."""
+# ----- docstrings of the methods and operators made from a declaration ---------------------------------------------
+# Each shows the op's own first example rewritten for it: where ``sub``'s docstring shows
+# ``agnostic.sub(agnostic.tensor([5.0, 7.0]), 2)`` and its result, ``Tensor.sub_`` shows ``x.sub_(2)`` on
+# ``x = agnostic.tensor([5.0, 7.0])``, ``__sub__`` shows ``agnostic.tensor([5.0, 7.0]) - 2`` and ``__rsub__`` the
+# same subtraction with a NumPy array on the left. The result printed is the example's (nothing is computed here),
+# adjusted where ``self`` keeping its dtype changes it. So an op's first example is one call of it, without keywords
+# where it has an operator; ``tests/test_api_reference.py`` runs them all.
+_BINARY_SYNTAX = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+                  "matmul": "@", "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>", "eq": "==",
+                  "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_UNARY_SYNTAX = {"neg": "-{}", "invert": "~{}", "abs": "abs({})"}
+
+
+def _inplace_doc(op, name):
+    """``Tensor.<name>``'s docstring, for the in-place form of ``op``."""
+    result = getattr(op, "result", None)
+    augmented = result in (Result.SAME, Result.FLOAT) and op.operator in _BINARY_SYNTAX  # ``__isub__`` is ``sub_``
+    doc = f"In-place :func:`{op.name}`" + (f" (``self {_BINARY_SYNTAX[op.operator]}= other``)" if augmented else "") \
+        + ": the result is written into ``self``, which keeps its shape and dtype."
+    example = _example(op)
+    if example is None:
+        return doc
+    (first, *rest), keywords, printed = example
+    if result == Result.FLOAT:
+        first = _as_floats(first)  # ``self`` must hold a floating result
+    elif result in (Result.BOOL, Result.LOGICAL):
+        printed = _bools_as_integers(printed)  # the truth values in the integer ``self``
+    return doc + _example_text([f"x = {first}", f"x.{name}({', '.join(rest + keywords)})"], printed)
+
+
+def _operator_doc(op, reflected):
+    """``Tensor.__<operator>__``'s docstring (``__r<operator>__``'s when ``reflected``), for ``op``."""
+    if op.operator in _UNARY_SYNTAX:
+        doc = f"``{_syntax(op.operator, 'self')}``: :func:`{op.name}`."
+    elif reflected:
+        other = "a NumPy or CuPy array" if isinstance(op, Composite) else "a Python number or a NumPy or CuPy array"
+        doc = (f"``{_syntax(op.operator, 'other', 'self')}``, for an ``other`` that is {other} (made a tensor): "
+               f":func:`{op.name}` with the operands swapped.")
+    else:
+        doc = f"``{_syntax(op.operator, 'self', 'other')}``: :func:`{op.name}`."
+    example = _example(op)
+    if example is None or example[1]:  # operators take no keywords
+        return doc
+    operands, _, printed = example
+    if reflected:  # the same operation, with the left operand an array, so that Python calls ``__r<operator>__``
+        first, second = operands
+        operands = [f"{first}.numpy()", second if "agnostic." in second else f"agnostic.tensor({second})"]
+    return doc + _example_text([_syntax(op.operator, *operands)], printed)
+
+
+def _syntax(operator, *operands):
+    """Python's syntax for ``__<operator>__`` on these operands' sources: ``self - other``, ``-self``."""
+    if operator in _UNARY_SYNTAX:
+        return _UNARY_SYNTAX[operator].format(*operands)
+    return f"{operands[0]} {_BINARY_SYNTAX[operator]} {operands[1]}"
+
+
+@functools.cache  # an op's in-place method and its operators all read it
+def _example(op):
+    """The first example in ``op``'s docstring, as (its operands' sources, its keyword arguments' sources, the lines
+    it prints); ``agnostic.sub(x, 2)``, ``x.sub(2)`` and ``x - 2`` all give ``(["x", "2"], [], ["tensor(...)"])``.
+    None when that example is not a call or an operator, or is skipped."""
+    lines = (op.doc or "").splitlines()
+    index = next((index for index, line in enumerate(lines) if line.lstrip().startswith(">>> ")), None)
+    if index is None or "doctest:" in lines[index]:
+        return None
+    code = lines[index].lstrip()[4:]
+    try:
+        expression = ast.parse(code, mode="eval").body
+    except SyntaxError:  # a statement (``x = ...``)
+        return None
+    keywords = []
+    if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
+        function = expression.func.value
+        module = isinstance(function, ast.Name) and function.id == "agnostic"
+        operands = expression.args if module else [function, *expression.args]
+        keywords = expression.keywords
+    elif isinstance(expression, ast.BinOp):
+        operands = [expression.left, expression.right]
+    elif isinstance(expression, ast.UnaryOp):
+        operands = [expression.operand]
+    else:
+        return None
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    printed = [line[indent:] for line in itertools.takewhile(_is_printed, lines[index + 1:])]
+    return [code[node.col_offset:node.end_col_offset] for node in operands], \
+        [code[node.col_offset:node.end_col_offset] for node in keywords], printed  # one line of ASCII: offsets index it
+
+
+def _is_printed(line):
+    return line.strip() and not line.lstrip().startswith(">>>")
+
+
+def _example_text(sources, printed):
+    return "\n\n" + "\n".join([f"    >>> {source}" for source in sources] + [f"    {line}" for line in printed]) + "\n"
+
+
+def _as_floats(source):
+    """``agnostic.tensor([7, -7])`` as ``agnostic.tensor([7.0, -7.0])``."""
+    tree = ast.parse(source, mode="eval")
+    integers = [node for node in ast.walk(tree) if isinstance(node, ast.Constant) and type(node.value) is int]
+    for node in integers:
+        node.value = float(node.value)
+    return ast.unparse(tree) if integers else source
+
+
+def _bools_as_integers(printed):
+    """A printed 1-D bool tensor as the integer tensor of its truth values (``tensor([0, 1, 0])``): the examples of
+    comparisons and logical ops take integer tensors."""
+    items = printed[0][printed[0].index("[") + 1:printed[0].rindex("]")].split(",")
+    return ["tensor([" + ", ".join("1" if item.strip() == "True" else "0" for item in items) + "])"]
+
+
+def tensor_methods(recording=False):
+    """Every Tensor method, property and operator the declarations make: ``{name: function}``; with ``recording``,
+    GradTensor's, where they differ (the forms that record a node)."""
     methods = {}
+    for op in _DECLARED:
+        if isinstance(op, Composite):
+            methods.update(op.tensor_methods(recording))
+    if recording:
+        return methods
     for name, op in OPS.items():
-        methods[name] = op.method
-        if op.inplace_method is not None:
-            methods[name + "_"] = op.inplace_method
+        if isinstance(op, Elementwise):
+            methods[name] = op.method
+            if op.inplace_method is not None:
+                methods[name + "_"] = op.inplace_method
     for op in _DECLARED:  # internal ops too: true division is the operator ``/`` under the composite ``div``
-        if op.operator is None:
+        if not isinstance(op, Elementwise) or op.operator is None:
             continue
         methods[f"__{op.operator}__"] = operator(op)
         if op.reflected:
@@ -689,3 +1071,11 @@ def tensor_methods():
         if op.arity == 2 and op.result in (Result.SAME, Result.FLOAT):
             methods[f"__i{op.operator}__"] = op.inplace_method
     return methods
+
+
+def public_functions():
+    """``{name: function}`` of every public op and alias: what ``agnostic.<name>`` is."""
+    return {name: op.function for name, op in OPS.items()}
+
+
+_declare_tensor_class_methods()

@@ -4,7 +4,7 @@ import math
 
 import numpy
 
-from .. import _backend, _dtypes, _transfer
+from .. import _backend, _dtypes
 from .._device import CPU, as_device
 from .._tensor import Tensor, wrap
 from ._dispatch import keep_negative_zero
@@ -101,28 +101,53 @@ def _python_data(value):
     return value
 
 
+def _leaf(made, requires_grad):
+    """PyTorch's ``requires_grad=`` factory argument: the new tensor is a leaf that requires grad."""
+    return made.requires_grad_() if requires_grad else made
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (nested sequences, numbers, NumPy/CuPy arrays or tensors).
 
     Python floats become the default dtype, ints int64, bools bool; arrays keep their dtype.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]])
+        tensor([[1, 2],
+                [3, 4]])
+        >>> agnostic.tensor([1.5, 2]).dtype
+        agnostic.float32
+        >>> agnostic.tensor(3, dtype=agnostic.float64)
+        tensor(3., dtype=agnostic.float64)
     """
     dtype = _dtypes.as_dtype(dtype)
     if isinstance(data, Tensor):
-        return _pinned_if(data.to(device=device or data.device, dtype=dtype, copy=True), pin_memory)
-    if _backend.is_backend_array(data):
+        made = data.detach().to(device=device or data.device, dtype=dtype, copy=True)
+    elif _backend.is_backend_array(data):
         source = _backend.device_of_array(data)
         array_dtype = dtype or _dtypes.from_numpy_dtype(data.dtype)
         target = _backend.resolve(as_device(device)) if device is not None else source
-        return _pinned_if(wrap(data, source)._converted(target, array_dtype, copy=True), pin_memory)
-    array = _python_data_array(data)
-    target_dtype = dtype or _inferred_dtype(data, array)
-    array = array.astype(target_dtype.numpy_dtype)
-    device = _target(device)
-    return _pinned_if(wrap(_transfer.move(array, CPU, device), device), pin_memory)
+        made = wrap(data, source)._converted(target, array_dtype, copy=True)
+    else:
+        array = _python_data_array(data)
+        target_dtype = dtype or _inferred_dtype(data, array)
+        array = array.astype(target_dtype.numpy_dtype)
+        device = _target(device)
+        made = wrap(_backend.move(array, CPU, device), device)
+    return _leaf(_pinned_if(made, pin_memory), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
-    """``data`` as a tensor, sharing memory when it already is a tensor or array of the right dtype and device."""
+    """``data`` as a tensor, sharing memory when it already is a tensor or array of the right dtype and device.
+
+        >>> import numpy
+        >>> array = numpy.array([1.0, 2.0, 3.0])
+        >>> t = agnostic.as_tensor(array)
+        >>> array[0] = -1.0
+        >>> t
+        tensor([-1.,  2.,  3.], dtype=agnostic.float64)
+        >>> agnostic.as_tensor([1, 2], dtype=agnostic.float32)
+        tensor([1., 2.])
+    """
     dtype = _dtypes.as_dtype(dtype)
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
@@ -138,7 +163,15 @@ asarray = as_tensor
 
 
 def from_numpy(ndarray):
-    """A CPU tensor sharing memory with a NumPy array: writes to either show in both."""
+    """A CPU tensor sharing memory with a NumPy array: writes to either show in both.
+
+        >>> import numpy
+        >>> array = numpy.zeros(3, dtype=numpy.int32)
+        >>> t = agnostic.from_numpy(array)
+        >>> t[1] = 7
+        >>> array
+        array([0, 7, 0], dtype=int32)
+    """
     if not isinstance(ndarray, numpy.ndarray):
         raise TypeError(f"from_numpy() expects a numpy.ndarray, got {type(ndarray).__name__}; "
                         "use agnostic.as_tensor() for other data")
@@ -159,34 +192,61 @@ def _pinned_if(made, pin_memory):
     """PyTorch's ``pin_memory=`` factory argument: page-locked CPU memory, refused for other devices."""
     if not pin_memory:
         return made
-    if made.device is not CPU:
+    if not made.device.backend.host:
         raise RuntimeError(f"pin_memory=True only applies to CPU tensors, got device='{made.device}'")
     return made.pin_memory()
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A tensor of zeros (default dtype unless given)."""
-    return _filled(size, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt), pin_memory)
+    """A tensor of zeros (default dtype unless given).
+
+        >>> agnostic.zeros(2, 3)
+        tensor([[0., 0., 0.],
+                [0., 0., 0.]])
+        >>> agnostic.zeros((2,), dtype=agnostic.int64)
+        tensor([0, 0])
+    """
+    return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt), pin_memory), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A tensor of ones (default dtype unless given)."""
-    return _filled(size, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt), pin_memory)
+    """A tensor of ones (default dtype unless given).
+
+        >>> agnostic.ones(2, 2)
+        tensor([[1., 1.],
+                [1., 1.]])
+        >>> agnostic.ones(3, dtype=agnostic.bool)
+        tensor([True, True, True])
+    """
+    return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt), pin_memory), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """An uninitialized tensor (default dtype unless given)."""
-    return _filled(size, dtype, device, lambda xp, shape, dt: xp.empty(shape, dt), pin_memory)
+    """An uninitialized tensor (default dtype unless given).
+
+        >>> t = agnostic.empty(2, 3)
+        >>> t.shape, t.dtype
+        (agnostic.Size([2, 3]), agnostic.float32)
+    """
+    return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.empty(shape, dt), pin_memory), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64, default float) unless given."""
+    """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64, default float) unless given.
+
+        >>> agnostic.full((2, 2), 7)
+        tensor([[7, 7],
+                [7, 7]])
+        >>> agnostic.full((3,), 0.5)
+        tensor([0.5000, 0.5000, 0.5000])
+    """
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dtype = _dtypes.as_dtype(dtype) or _dtypes.scalar_dtype(fill_value)
     device = _target(device)
     value = keep_negative_zero(_cast_scalar(fill_value, dtype), device)
-    return _filled(size, dtype, device, lambda xp, shape, dt: xp.full(shape, value, dt), pin_memory)
+    made = _filled(size, dtype, device, lambda xp, shape, dt: xp.full(shape, value, dt), pin_memory)
+    return _leaf(made, requires_grad)
 
 
 def _cast_scalar(value, dtype):
@@ -199,32 +259,56 @@ def _like(input, dtype, device):
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Zeros with ``input``'s shape, dtype and device (unless given)."""
+    """Zeros with ``input``'s shape, dtype and device (unless given).
+
+        >>> agnostic.zeros_like(agnostic.tensor([[1, 2], [3, 4]]))
+        tensor([[0, 0],
+                [0, 0]])
+    """
     dtype, device = _like(input, dtype, device)
-    return zeros(input.shape, dtype=dtype, device=device)
+    return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Ones with ``input``'s shape, dtype and device (unless given)."""
+    """Ones with ``input``'s shape, dtype and device (unless given).
+
+        >>> agnostic.ones_like(agnostic.tensor([1.5, 2.5]))
+        tensor([1., 1.])
+    """
     dtype, device = _like(input, dtype, device)
-    return ones(input.shape, dtype=dtype, device=device)
+    return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Uninitialized, with ``input``'s shape, dtype and device (unless given)."""
+    """Uninitialized, with ``input``'s shape, dtype and device (unless given).
+
+        >>> t = agnostic.empty_like(agnostic.tensor([[1, 2, 3]]))
+        >>> t.shape, t.dtype
+        (agnostic.Size([1, 3]), agnostic.int64)
+    """
     dtype, device = _like(input, dtype, device)
-    return empty(input.shape, dtype=dtype, device=device)
+    return empty(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """``fill_value`` everywhere, with ``input``'s shape, dtype and device (unless given)."""
+    """``fill_value`` everywhere, with ``input``'s shape, dtype and device (unless given).
+
+        >>> agnostic.full_like(agnostic.tensor([1, 2, 3]), 9)
+        tensor([9, 9, 9])
+    """
     dtype, device = _like(input, dtype, device)
-    return full(input.shape, fill_value, dtype=dtype, device=device)
+    return full(input.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` up to (not including) ``end`` by ``step``; int64 for integer arguments, else the
-    default float dtype. The length is ``ceil((end - start) / step)``, as in PyTorch."""
+    default float dtype. The length is ``ceil((end - start) / step)``, as in PyTorch.
+
+        >>> agnostic.arange(5)
+        tensor([0, 1, 2, 3, 4])
+        >>> agnostic.arange(1, 2.5, 0.5)
+        tensor([1.0000, 1.5000, 2.0000])
+    """
     if end is None:
         start, end = 0, start
     bounds = [x.item() if isinstance(x, Tensor) else x for x in (start, end, step)]
@@ -244,11 +328,15 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
             values = xp.arange(start, start + length * step, step, dtype=numpy.int64)[:length]
         else:
             values = xp.arange(length, dtype=numpy.float64) * step + start
-        return wrap(values.astype(dtype.numpy_dtype, copy=False), device)
+        return _leaf(wrap(values.astype(dtype.numpy_dtype, copy=False), device), requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (default float dtype)."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (default float dtype).
+
+        >>> agnostic.linspace(0, 1, steps=5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
@@ -256,20 +344,32 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     xp = _backend.namespace(device)
     with _backend.on(device):
         values = xp.linspace(start, end, steps, dtype=numpy.float64)
-        return wrap(values.astype(dtype.numpy_dtype, copy=False), device)
+        return _leaf(wrap(values.astype(dtype.numpy_dtype, copy=False), device), requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None):
-    """``base ** linspace(start, end, steps)``."""
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``base ** linspace(start, end, steps)``.
+
+        >>> agnostic.logspace(0, 3, steps=4)
+        tensor([   1.,   10.,  100., 1000.])
+    """
     exponents = linspace(start, end, steps, dtype=_dtypes.float64, device=device)
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
-    return (base ** exponents).to(dtype)
+    return _leaf((base ** exponents).to(dtype), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
-    """An ``n x m`` matrix with ones on the diagonal."""
+    """An ``n x m`` matrix with ones on the diagonal.
+
+        >>> agnostic.eye(2)
+        tensor([[1., 0.],
+                [0., 1.]])
+        >>> agnostic.eye(2, 3, dtype=agnostic.int64)
+        tensor([[1, 0, 0],
+                [0, 1, 0]])
+    """
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
     xp = _backend.namespace(device)
     with _backend.on(device):
-        return wrap(xp.eye(n, n if m is None else m, dtype=dtype.numpy_dtype), device)
+        return _leaf(wrap(xp.eye(n, n if m is None else m, dtype=dtype.numpy_dtype), device), requires_grad)

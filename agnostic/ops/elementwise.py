@@ -11,13 +11,13 @@ import math
 import numpy
 
 from .. import _backend, _dtypes, _host_cache, _host_kernels
-from .._device import CPU
+from .._backends import cpu_ops, cuda_ops
 from .._tensor import Tensor, _check_writable, _normalize_dim
 from ..autograd.grad_mode import is_grad_enabled
 from . import _division, _relu_gradient
 from ._dispatch import as_operand, call, check_same_device, finish, operand_array, result_dtype
 from .indexing import nonzero
-from ._registry import OPS, Elementwise, Result, broadcasting, composite, refuse, write_result
+from ._registry import Elementwise, Result, broadcasting, composite, refuse, write_result
 
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 SAME, FLOAT, BOOL, LOGICAL = Result.SAME, Result.FLOAT, Result.BOOL, Result.LOGICAL
@@ -57,7 +57,11 @@ def _no_bool_operand_subtraction(input, other, compute):
 def _nonzero_integer_divisor(input, other, compute):
     if compute.category != _INTEGER:
         return
-    zero = bool((other == 0).any()) if isinstance(other, Tensor) else other == 0
+    if isinstance(other, Tensor):
+        # One reduction of the divisor's own array, no dispatch: on CUDA, reading its answer waits for the device.
+        zero = not other._device.backend.run(other._data.all)
+    else:
+        zero = other == 0
     if zero:
         raise ZeroDivisionError("integer division by zero; divide floating-point tensors to get inf/nan instead")
 
@@ -84,18 +88,6 @@ def _power(xp, base, exponent):
     odd = (xp.abs(exponent) % 2).astype(bool)
     special = xp.where(base == 1, 1, xp.where(base == -1, xp.where(odd, -1, 1), 0)).astype(powers.dtype)
     return xp.where(negative, special, powers)
-
-
-def _numpy_where_identical(name):
-    """The CPU form of a ``_division`` function: NumPy's own ufunc for the dtypes where it gives the same bits
-    (faster), the generic function for the others."""
-    ufunc = getattr(numpy, name)
-    generic = getattr(_division, name)
-    identical = frozenset(numpy.dtype(dtype) for dtype in _division.NUMPY_EQUIVALENTS[name])
-
-    def compute(a, b):
-        return ufunc(a, b) if a.dtype in identical else generic(numpy, a, b)
-    return compute
 
 
 def _rounding(backend_name):
@@ -176,6 +168,8 @@ add = _binary("add", SAME, "add", alpha=True, operator="add", gradients={
     "input": lambda grad: grad, "other": lambda grad: grad}, doc="""\
 ``input + alpha * other``, broadcasting, in the dtype PyTorch's promotion gives (``torch.add``).
 
+    >>> agnostic.add(agnostic.tensor([1, 2]), agnostic.tensor([10, 20]))
+    tensor([11, 22])
     >>> agnostic.add(agnostic.tensor([1, 2]), agnostic.tensor([10, 20]), alpha=2)
     tensor([21, 42])
 """)
@@ -196,7 +190,9 @@ mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), gr
     tensor([3., 4.])
 """)
 _true_divide = Elementwise("div", 2, FLOAT, "true_divide", large_cpu=_large(numpy.true_divide), operator="truediv",
-                           kind_implementations={"c": _division.complex_divide}, public=False,
+                           kind_implementations={"c": _division.complex_divide},
+                           cpu_implementation={"c": cpu_ops.complex_divide},
+                           cuda_implementation={"c": cuda_ops.complex_divide}, public=False,
                            gradients={"input": lambda grad, other: grad / _conj(other),
                                       "other": lambda grad, input, other: -grad * _conj(input) / _conj(other * other)},
                            doc="""\
@@ -206,9 +202,11 @@ True division: integers divide to the default float dtype (``torch.true_divide``
     tensor([ 3.5000, -3.5000])
 """)
 def _division_op(name, **declaration):
-    """floor_divide, remainder and fmod: PyTorch's formulas on every device (``_division``), not each backend's own."""
-    return _binary(name, SAME, getattr(_division, name), cpu_implementation=_numpy_where_identical(name),
-                   check=no_bool_or_complex, check_operands=_nonzero_integer_divisor, **declaration)
+    """floor_divide, remainder and fmod: PyTorch's formulas on every device (``_division``), not each backend's own;
+    each backend's ``ops`` gives the formula's bits its fastest way (NumPy's ufunc where identical, one CUDA kernel)."""
+    return _binary(name, SAME, getattr(_division, name), cpu_implementation=getattr(cpu_ops, name),
+                   cuda_implementation=getattr(cuda_ops, name), check=no_bool_or_complex,
+                   check_operands=_nonzero_integer_divisor, **declaration)
 
 
 floor_divide = _division_op("floor_divide", operator="floordiv", gradients={"input": _zero, "other": _zero}, doc="""\
@@ -231,7 +229,8 @@ The remainder of truncated division, with the sign of ``input`` (C's ``fmod``, `
     >>> agnostic.fmod(agnostic.tensor([7, -7]), 3)
     tensor([ 1, -1])
 """)
-_trunc_divide = Elementwise("div_trunc", 2, SAME, _division.trunc_divide, check=no_bool_or_complex,
+_trunc_divide = Elementwise("div_trunc", 2, SAME, _division.trunc_divide, cpu_implementation=cpu_ops.trunc_divide,
+                            cuda_implementation=cuda_ops.trunc_divide, check=no_bool_or_complex,
                             check_operands=_nonzero_integer_divisor, public=False,
                             gradients={"input": _zero, "other": _zero},
                             doc="``input / other`` rounded toward zero, in the promoted dtype.")
@@ -373,7 +372,13 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 
 def div_(self, other, *, rounding_mode=None):
-    """In-place :func:`div`: the quotient is written into ``self``, which keeps its shape and dtype."""
+    """In-place :func:`div` (``self /= other``): the quotient is written into ``self``, which keeps its shape and
+    dtype.
+
+        >>> x = agnostic.tensor([7.0, -7.0])
+        >>> x.div_(2, rounding_mode="floor")
+        tensor([ 3., -4.])
+    """
     if rounding_mode is None:
         return _true_divide.inplace_method(self, other)
     _check_writable(self)
@@ -478,7 +483,11 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 # ----- ops with extra arguments -----------------------------------------------------------------------------------
 def _where_method(self, condition, other):
-    """``where(condition, self, other)``: ``self`` where ``condition`` is true, else ``other``."""
+    """``where(condition, self, other)``: ``self`` where ``condition`` is true, else ``other``.
+
+        >>> agnostic.tensor([1.0, 2.0]).where(agnostic.tensor([True, False]), 0.0)
+        tensor([1., 0.])
+    """
     return where(condition, self, other)
 
 
@@ -506,20 +515,14 @@ def where(condition, input=None, other=None):
     a = operand_array(input, dtype, device)
     b = operand_array(other, dtype, device)
     mask = operand_array(condition, _dtypes.bool, device)
-    if device is CPU and _is_positive_zero(other) and type(a) is numpy.ndarray and a.dtype.kind in "fiu":
-        return finish(broadcasting(_kept_or_zero, (mask, a)), dtype, device)
+    backend = device.backend
+    if _is_positive_zero(other) and isinstance(a, backend.array_type) and a.dtype.kind in "fiu":
+        return finish(backend.run(broadcasting, backend.ops.kept_or_zero, (mask, a)), dtype, device)
     return finish(call(device, broadcasting, xp.where, (mask, a, b)), dtype, device)
 
 
 def _is_positive_zero(value):
     return type(value) in (int, float) and value == 0 and math.copysign(1.0, value) > 0
-
-
-def _kept_or_zero(mask, array):
-    """``numpy.where(mask, array, 0)`` by masking bits: exact, and several times faster than ``numpy.where`` when
-    the mask is unpredictable (a ReLU's gradient)."""
-    integers = numpy.dtype(f"i{array.dtype.itemsize}")
-    return (array.view(integers) & -mask.astype(integers)).view(array.dtype)
 
 
 def _inside(input, min, max):
@@ -636,5 +639,3 @@ def _shifted_for_softmax(input, dim, dtype):
             return compute - compute, xp
         return compute - compute.max(axis=_axis(compute, dim), keepdims=True), xp
 
-
-__all__ = sorted(OPS)

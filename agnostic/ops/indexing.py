@@ -1,4 +1,5 @@
-"""Indexing: ``t[key]`` and ``t[key] = value`` with PyTorch's rules, plus gather/scatter/index_select/masked ops.
+"""Indexing: ``t[key]`` and ``t[key] = value`` with PyTorch's rules, plus gather/scatter/index_select/masked ops and
+the fills; each declared once with its gradient.
 
 Index bounds are checked here, so an out-of-range index is an IndexError on every device (CuPy would wrap it
 around silently):
@@ -9,10 +10,14 @@ around silently):
 
 import numpy
 
-from .. import _backend, _dtypes, _transfer
+from .. import _backend, _dtypes
 from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, _check_writable, _normalize_dim, wrap
+from ..autograd.derivatives import passes_through
 from ._dispatch import call, check_same_device, finish, keep_negative_zero, operand_array
+from ._registry import composite, in_place_of, tensor_method
+from .creation import tensor as make_tensor, zeros, zeros_like
+from .shape import broadcast_shapes
 
 _INTEGER_KINDS = "iu"
 
@@ -22,7 +27,7 @@ def _index_array(value, device):
     if isinstance(value, Tensor):
         array = value._data
         if value._device is not device:
-            array = _transfer.move(array, value._device, device)
+            array = _backend.move(array, value._device, device)
         return array
     array = numpy.asarray(value)
     if array.dtype.kind == "f" and array.size == 0:
@@ -32,7 +37,7 @@ def _index_array(value, device):
             f"tensors used as indices must be long, int, byte or bool tensors, got {array.dtype}; "
             "convert the index with .long()"
         )
-    return array if device.type == "cpu" else _transfer.move(array, CPU, device)
+    return _backend.move(array, CPU, device)
 
 
 def _normalize_key(tensor, key):
@@ -128,8 +133,27 @@ def _check_bounds(array, size, dim, negative=True, error=IndexError):
     raise error(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
+def _accumulated_at(target, key, values):
+    """``target[key] += values`` in place, adding repeated advanced indices up (not last-write-wins); ``target``."""
+    index = _normalize_key(target, key)
+    array = target._data
+    advanced = any(not isinstance(item, (slice, int, type(None), type(Ellipsis), bool)) for item in index)
+    with _backend.on(target._device):
+        if advanced:
+            target._device.backend.scatter_add(array, index, values._data)
+        else:
+            array[index] += values._data
+    return target
+
+
+@tensor_method(name="__getitem__", node="select", is_view=True, shape_only=True, gradients={
+    "tensor": lambda grad, tensor, key: _accumulated_at(zeros_like(tensor, dtype=grad.dtype), key, grad)})
 def getitem(tensor, key):
-    """``tensor[key]``: basic indexing gives a view, advanced indexing (tensors, lists, masks) a copy."""
+    """``tensor[key]``: basic indexing gives a view, advanced indexing (tensors, lists, masks) a copy.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]])[1, [0, 0]]
+        tensor([3, 3])
+    """
     if type(key) is slice and (key.step is None or type(key.step) is int and key.step > 0) and tensor._data.ndim:
         return wrap(tensor._data[key], tensor._device)
     if type(key) is int and tensor._data.ndim:
@@ -141,8 +165,20 @@ def getitem(tensor, key):
     return wrap(call(tensor._device, tensor._data.__getitem__, index), tensor._device)
 
 
+def _zeroed_at(grad, key):
+    gradient = grad.clone()
+    gradient[key] = 0
+    return gradient
+
+
+@tensor_method(name="__setitem__", node="index_put", overwrites=True, shape_only=True, gradients={
+    "tensor": _zeroed_at, "value": lambda grad, key: grad[key]})
 def setitem(tensor, key, value):
-    """``tensor[key] = value``: the value is broadcast to the selection and cast to the tensor's dtype."""
+    """``tensor[key] = value``: the value is broadcast to the selection and cast to the tensor's dtype.
+
+        >>> t = agnostic.zeros(3); t[1:] = 2.0; t
+        tensor([0., 2., 2.])
+    """
     _check_writable(tensor)
     index = _normalize_key(tensor, key)
     device = tensor._device
@@ -153,8 +189,6 @@ def setitem(tensor, key, value):
         array = operand_array(value if not isinstance(value, numpy.generic) else value.item(), tensor.dtype, device)
         array = keep_negative_zero(array, device)
     else:
-        from .creation import tensor as make_tensor
-
         array = operand_array(make_tensor(value, device=device), tensor.dtype, device)
     with _backend.on(device):
         try:
@@ -197,8 +231,14 @@ def _check_index_tensor(name, input, dim, index):
     return dim
 
 
+@composite(shape_only=True, gradients={
+    "input": lambda grad, input, dim, index: zeros_like(input, dtype=grad.dtype).scatter_add(dim, index, grad)})
 def gather(input, dim, index):
-    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).gather(1, agnostic.tensor([[1], [0]]))
+        tensor([[2], [3]])
+    """
     dim = _check_index_tensor("gather", input, dim, index)
     if input._data.ndim == 0:
         return input.clone().reshape(index._data.shape)
@@ -207,13 +247,30 @@ def gather(input, dim, index):
         return wrap(input._data[_along_dim_index(xp, index._data, dim)], input._device)
 
 
+def _unwritten(grad, dim, index, reduce):
+    """The gradient of what scatter leaves of its input: zero where it wrote."""
+    if reduce is not None:
+        raise RuntimeError("scatter(reduce=...) is not differentiable; use scatter_add")
+    return grad.scatter(dim, index, 0.0)
+
+
+@composite(shape_only=True, gradients={"input": _unwritten, "src": lambda grad, dim, index: grad.gather(dim, index)})
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """A copy of ``input`` with ``src`` (a tensor or scalar) written at ``index`` along ``dim``."""
+    """A copy of ``input`` with ``src`` (a tensor or scalar) written at ``index`` along ``dim``.
+
+        >>> agnostic.zeros(3).scatter(0, agnostic.tensor([2]), 5.0)
+        tensor([0., 0., 5.])
+    """
     return scatter_(input.clone(), dim, index, src, value=value, reduce=reduce)
 
 
+@in_place_of(scatter)
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
-    """In-place ``scatter``: ``self[index[i][j]][j] = src[i][j]`` for ``dim=0``; ``reduce`` 'add' or 'multiply'."""
+    """In-place ``scatter``: ``self[index[i][j]][j] = src[i][j]`` for ``dim=0``; ``reduce`` 'add' or 'multiply'.
+
+        >>> agnostic.zeros(3).scatter_(0, agnostic.tensor([0, 0]), agnostic.ones(2), reduce="add")
+        tensor([2., 0., 0.])
+    """
     _check_writable(self)
     source = value if src is None else src
     dim = _check_index_tensor("scatter", self, dim, index)
@@ -232,45 +289,46 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         if reduce is None:
             self._data[positions] = values
         elif reduce in ("add", "sum"):
-            _scatter_add_at(xp, self._data, positions, xp.broadcast_to(xp.asarray(values), index._data.shape))
+            device.backend.scatter_add(self._data, positions, xp.broadcast_to(xp.asarray(values), index._data.shape))
         elif reduce in ("multiply", "prod"):
-            _scatter_multiply_at(xp, self._data, positions, xp.broadcast_to(xp.asarray(values), index._data.shape))
+            device.backend.scatter_multiply(self._data, positions,
+                                            xp.broadcast_to(xp.asarray(values), index._data.shape))
         else:
             raise RuntimeError(f"scatter(): reduce argument must be 'add' or 'multiply', got {reduce!r}")
     return self
 
 
+@composite(shape_only=True, gradients={"input": passes_through,
+                                       "src": lambda grad, dim, index: grad.gather(dim, index)})
 def scatter_add(input, dim, index, src):
-    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate).
+
+        >>> agnostic.zeros(3).scatter_add(0, agnostic.tensor([1, 1]), agnostic.ones(2))
+        tensor([0., 2., 0.])
+    """
     return scatter_add_(input.clone(), dim, index, src)
 
 
+@in_place_of(scatter_add)
 def scatter_add_(self, dim, index, src):
-    """In-place ``scatter_add``."""
+    """In-place ``scatter_add``.
+
+        >>> agnostic.ones(2).scatter_add_(0, agnostic.tensor([1]), agnostic.ones(1))
+        tensor([1., 2.])
+    """
     return scatter_(self, dim, index, src, reduce="add")
 
 
-def _scatter_add_at(xp, target, positions, values):
-    if xp is numpy:
-        numpy.add.at(target, positions, values)
-    else:
-        import cupyx
-
-        cupyx.scatter_add(target, positions, values)
 
 
-def _scatter_multiply_at(xp, target, positions, values):
-    if xp is numpy:
-        numpy.multiply.at(target, positions, values)
-    else:
-        # No multiplicative scatter in CuPy: accumulate logarithms would lose signs, so go through the host.
-        host = target.get()
-        numpy.multiply.at(host, tuple(p.get() for p in positions), values.get())
-        target.set(host)
-
-
+@composite(shape_only=True, gradients={"input": lambda grad, input, dim, index: zeros_like(
+    input, dtype=grad.dtype).index_add(dim, index.reshape(-1), grad)})
 def index_select(input, dim, index):
-    """The entries of ``input`` at the 1-D ``index`` along ``dim`` (a copy)."""
+    """The entries of ``input`` at the 1-D ``index`` along ``dim`` (a copy).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).index_select(1, agnostic.tensor([1]))
+        tensor([[2], [4]])
+    """
     if not isinstance(index, Tensor) or index.dtype.category != 1 or index._data.ndim > 1:
         raise IndexError("index_select(): index must be a 1-D integer tensor (int64 or int32)")
     check_same_device(input, index)
@@ -284,13 +342,24 @@ def index_select(input, dim, index):
     return wrap(call(input._device, xp.take, array, index._data.reshape(-1), axis=axis), input._device)
 
 
+@composite(shape_only=True, gradients={"input": lambda grad, mask: grad.masked_fill(mask, 0.0),
+                                       "value": lambda grad, mask: grad.where(mask, 0.0).sum()})
 def masked_fill(input, mask, value):
-    """A copy of ``input`` with ``value`` where the bool ``mask`` (broadcast to ``input``) is true."""
+    """A copy of ``input`` with ``value`` where the bool ``mask`` (broadcast to ``input``) is true.
+
+        >>> agnostic.tensor([1.0, 2.0]).masked_fill(agnostic.tensor([True, False]), 0.0)
+        tensor([0., 2.])
+    """
     return masked_fill_(input.clone(), mask, value)
 
 
+@in_place_of(masked_fill)
 def masked_fill_(self, mask, value):
-    """In-place ``masked_fill``; ``self`` keeps its dtype and shape."""
+    """In-place ``masked_fill``; ``self`` keeps its dtype and shape.
+
+        >>> agnostic.ones(2).masked_fill_(agnostic.tensor([False, True]), 3.0)
+        tensor([1., 3.])
+    """
     _check_writable(self)
     if not isinstance(mask, Tensor) or mask.dtype is not _dtypes.bool:
         raise RuntimeError("masked_fill_(): expected the mask to be a bool tensor; use mask.bool()")
@@ -308,8 +377,20 @@ def masked_fill_(self, mask, value):
     return self
 
 
+def _masked_select_gradient(grad, input, mask):
+    shape = broadcast_shapes(input.shape, mask.shape)
+    gradient = zeros(shape, dtype=grad.dtype, device=grad.device)
+    gradient[mask.expand(shape)] = grad
+    return gradient
+
+
+@composite(shape_only=True, gradients={"input": _masked_select_gradient})
 def masked_select(input, mask):
-    """The elements of ``input`` where ``mask`` is true, as a 1-D tensor."""
+    """The elements of ``input`` where ``mask`` is true, as a 1-D tensor.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).masked_select(agnostic.tensor([True, False]))
+        tensor([1, 3])
+    """
     check_same_device(input, mask)
     xp = _backend.namespace(input._device)
     with _backend.on(input._device):
@@ -317,8 +398,13 @@ def masked_select(input, mask):
         return wrap(data[select], input._device)
 
 
+@composite()
 def nonzero(input, *, as_tuple=False):
-    """Indices of nonzero elements: an ``(n, ndim)`` int64 tensor, or a tuple of 1-D tensors with ``as_tuple``."""
+    """Indices of nonzero elements: an ``(n, ndim)`` int64 tensor, or a tuple of 1-D tensors with ``as_tuple``.
+
+        >>> agnostic.tensor([0, 3, 0, 5]).nonzero(as_tuple=True)
+        (tensor([1, 3]),)
+    """
     xp = _backend.namespace(input._device)
     array = input._data if input._data.ndim else input._data.reshape(1)
     with _backend.on(input._device):
@@ -329,21 +415,39 @@ def nonzero(input, *, as_tuple=False):
     return finish(stacked, _dtypes.int64, input._device)
 
 
+@composite(shape_only=True, gradients={"input": lambda grad, input, index: _accumulated_at(
+    zeros(input.numel(), dtype=grad.dtype, device=grad.device), index.reshape(-1), grad.reshape(-1)
+).reshape(input.shape)})
 def take(input, index):
-    """Elements of the flattened ``input`` at ``index`` (result has ``index``'s shape)."""
+    """Elements of the flattened ``input`` at ``index`` (result has ``index``'s shape).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).take(agnostic.tensor([3, 0]))
+        tensor([4, 1])
+    """
     check_same_device(input, index)
     _check_bounds(index._data, input._data.size, 0)
     xp = _backend.namespace(input._device)
     return wrap(call(input._device, xp.take, input._data.reshape(-1), index._data), input._device)
 
 
+@composite(shape_only=True, gradients={
+    "input": passes_through, "source": lambda grad, dim, index, alpha: grad.index_select(dim, index) * alpha})
 def index_add(input, dim, index, source, *, alpha=1):
-    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats accumulate)."""
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats accumulate).
+
+        >>> agnostic.zeros(3).index_add(0, agnostic.tensor([0, 0]), agnostic.ones(2), alpha=2)
+        tensor([4., 0., 0.])
+    """
     return index_add_(input.clone(), dim, index, source, alpha=alpha)
 
 
+@in_place_of(index_add)
 def index_add_(self, dim, index, source, *, alpha=1):
-    """In-place ``index_add``: ``self[..., index[i], ...] += alpha * source[..., i, ...]`` along ``dim``."""
+    """In-place ``index_add``: ``self[..., index[i], ...] += alpha * source[..., i, ...]`` along ``dim``.
+
+        >>> agnostic.ones(2).index_add_(0, agnostic.tensor([1]), agnostic.ones(1))
+        tensor([1., 2.])
+    """
     _check_writable(self)
     if not isinstance(index, Tensor) or index.dtype.category != 1 or index._data.ndim > 1:
         raise IndexError("index_add_(): index must be a 1-D integer tensor")
@@ -360,5 +464,35 @@ def index_add_(self, dim, index, source, *, alpha=1):
             self._data[...] += values.sum()
             return self
         positions = (slice(None),) * axis + (index._data.reshape(-1),)
-        _scatter_add_at(xp, self._data, positions, values)
+        self._device.backend.scatter_add(self._data, positions, values)
     return self
+
+
+# ----- fills ------------------------------------------------------------------------------------------------------
+@tensor_method(overwrites=True, shape_only=True, gradients={"value": passes_through})
+def fill_(self, value):
+    """Fill ``self`` with ``value`` (a number or 0-dim tensor) in place.
+
+        >>> agnostic.empty(2).fill_(7)
+        tensor([7., 7.])
+    """
+    _check_writable(self)
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions")
+        value = value.item()
+    value = keep_negative_zero(operand_array(value, self.dtype, self._device), self._device)
+    with _backend.on(self._device):
+        self._data[...] = value
+    return self
+
+
+@tensor_method(overwrites=True, shape_only=True)
+def zero_(self):
+    """Fill ``self`` with zeros in place.
+
+        >>> agnostic.ones(2).zero_()
+        tensor([0., 0.])
+    """
+    return fill_(self, 0)

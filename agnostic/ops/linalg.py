@@ -1,13 +1,15 @@
-"""Matrix products: matmul (``@``), mm, bmm, mv, dot, outer, einsum, with PyTorch's shape and dtype checks."""
+"""Matrix products: matmul (``@``), mm, bmm, mv, dot, outer, einsum, with PyTorch's shape and dtype checks; each
+declared once with its gradient."""
 
 import math
 
 import numpy
 
-from .. import _backend, _host_cache
-from .._device import CPU
+from .. import _backend
 from .._tensor import Tensor, wrap
+from ..autograd.derivatives import conj
 from ._dispatch import call, check_same_device, finish, operand_array, result_dtype
+from ._registry import composite
 
 
 def _check_matmul_operands(name, a, b):
@@ -32,8 +34,35 @@ def _shape_text(shape):
     return "x".join(str(s) for s in shape)
 
 
+def _gradient_as_matrices(grad, input, other):
+    """A product's gradient with the dimensions its 1-D operands lost put back (a row for ``input``, a column for
+    ``other``), so that the gradients are products of matrices."""
+    if other.ndim == 1:
+        grad = grad.unsqueeze(-1)
+    return grad.unsqueeze(-2) if input.ndim == 1 else grad
+
+
+def _left_gradient(grad, input, other):
+    """The gradient of ``input @ other`` for ``input``: ``grad @ conj(other).mT``."""
+    columns = other.unsqueeze(-1) if other.ndim == 1 else other
+    gradient = matmul(_gradient_as_matrices(grad, input, other), conj(columns).mT)
+    return gradient.squeeze(-2) if input.ndim == 1 else gradient
+
+
+def _right_gradient(grad, input, other):
+    """The gradient of ``input @ other`` for ``other``: ``conj(input).mT @ grad``."""
+    rows = input.unsqueeze(0) if input.ndim == 1 else input
+    gradient = matmul(conj(rows).mT, _gradient_as_matrices(grad, input, other))
+    return gradient.squeeze(-1) if other.ndim == 1 else gradient
+
+
+@composite(operator="matmul", gradients={"input": _left_gradient, "other": _right_gradient})
 def matmul(input, other):
-    """Matrix product with NumPy/PyTorch broadcasting of batch dimensions (``@``)."""
+    """Matrix product with NumPy/PyTorch broadcasting of batch dimensions (``@``).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]) @ agnostic.tensor([1, 1])
+        tensor([3, 7])
+    """
     device = _check_matmul_operands("matmul", input, other)
     a, b = input._data, other._data
     inner_a = a.shape[-1]
@@ -54,24 +83,31 @@ def matmul(input, other):
 
 
 def matmul_arrays(device, a, b):
-    """``a @ b`` of checked backend arrays with ``device`` current; a large 2-D product on the CPU reuses a freed
-    buffer rather than fresh pages (see _host_cache)."""
-    if device is not CPU:
-        return _backend.require_cupy().matmul(a, b)
-    if a.ndim == 2 and b.ndim == 2 and a.shape[0] * b.shape[1] * a.itemsize >= _host_cache.MIN_BYTES:
-        return numpy.matmul(a, b, out=_host_cache.empty((a.shape[0], b.shape[1]), a.dtype))
-    return numpy.matmul(a, b)
+    """``a @ b`` of checked backend arrays with ``device`` current (its backend's ``matmul``)."""
+    return device.backend.matmul(a, b)
 
 
+@composite(gradients={"input": lambda grad, input, mat2: _left_gradient(grad, input, mat2),
+                      "mat2": lambda grad, input, mat2: _right_gradient(grad, input, mat2)})
 def mm(input, mat2):
-    """Product of two matrices (2-D only)."""
+    """Product of two matrices (2-D only).
+
+        >>> agnostic.tensor([[1, 2]]).mm(agnostic.tensor([[3], [4]]))
+        tensor([[11]])
+    """
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm(): expected 2-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
     return matmul(input, mat2)
 
 
+@composite(gradients={"input": lambda grad, input, mat2: _left_gradient(grad, input, mat2),
+                      "mat2": lambda grad, input, mat2: _right_gradient(grad, input, mat2)})
 def bmm(input, mat2):
-    """Batched product of 3-D tensors of equal batch size."""
+    """Batched product of 3-D tensors of equal batch size.
+
+        >>> agnostic.ones(4, 2, 3).bmm(agnostic.ones(4, 3, 5)).shape
+        agnostic.Size([4, 2, 5])
+    """
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm(): expected 3-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
     if input.shape[0] != mat2.shape[0]:
@@ -79,23 +115,55 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
+@composite(gradients={"input": lambda grad, input, vec: _left_gradient(grad, input, vec),
+                      "vec": lambda grad, input, vec: _right_gradient(grad, input, vec)})
 def mv(input, vec):
-    """Matrix-vector product."""
+    """Matrix-vector product.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).mv(agnostic.tensor([1, -1]))
+        tensor([-1, -1])
+    """
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv(): expected a 2-D matrix and a 1-D vector, got {input.ndim}-D and {vec.ndim}-D")
     return matmul(input, vec)
 
 
+@composite(gradients={"input": _left_gradient, "other": _right_gradient})
 def dot(input, other):
-    """Inner product of two 1-D tensors of the same size."""
+    """Inner product of two 1-D tensors of the same size.
+
+        >>> agnostic.tensor([1, 2, 3]).dot(agnostic.tensor([4, 5, 6]))
+        tensor(32)
+    """
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     return matmul(input, other)
 
 
+def _inner_gradient(grad, input, other):
+    """The gradient of ``inner(input, other)`` for ``input`` (for ``other``, with the operands exchanged and ``grad``
+    transposed accordingly)."""
+    if input.ndim == 0 or other.ndim == 0:  # inner with a scalar is a product
+        return grad * conj(other)
+    rows = grad.reshape(math.prod(input.shape[:-1]), math.prod(other.shape[:-1]))
+    return matmul(rows, conj(other.reshape(-1, other.shape[-1]))).reshape(input.shape)
+
+
+def _inner_other_gradient(grad, input, other):
+    if input.ndim == 0 or other.ndim == 0:
+        return grad * conj(input)
+    rows = grad.reshape(math.prod(input.shape[:-1]), math.prod(other.shape[:-1]))
+    return matmul(rows.mT, conj(input.reshape(-1, input.shape[-1]))).reshape(other.shape)
+
+
+@composite(gradients={"input": _inner_gradient, "other": _inner_other_gradient})
 def inner(input, other):
     """Sum of products over the last dimension: shape ``input.shape[:-1] + other.shape[:-1]``; a 0-dim operand
-    multiplies, as ``torch.inner``."""
+    multiplies, as ``torch.inner``.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).inner(agnostic.tensor([1, 1]))
+        tensor([3, 7])
+    """
     device = check_same_device(input, other)
     if input.ndim == 0 or other.ndim == 0:
         from .elementwise import mul
@@ -112,8 +180,14 @@ def inner(input, other):
     return wrap(product.reshape(lead_a + lead_b), device)
 
 
+@composite(aliases=("ger",), gradients={"input": lambda grad, vec2: matmul(grad, conj(vec2)),
+                                         "vec2": lambda grad, input: matmul(grad.mT, conj(input))})
 def outer(input, vec2):
-    """Outer product of two 1-D tensors."""
+    """Outer product of two 1-D tensors (alias ``ger``).
+
+        >>> agnostic.tensor([1, 2]).outer(agnostic.tensor([1, 10]))
+        tensor([[ 1, 10], [ 2, 20]])
+    """
     device = _check_matmul_operands("outer", input, vec2)
     xp = _backend.namespace(device)
     return wrap(call(device, xp.outer, input._data, vec2._data), device)
@@ -122,8 +196,54 @@ def outer(input, vec2):
 ger = outer
 
 
+def _einsum_gradients(grad, equation, operands):
+    """For each operand, the einsum of ``grad`` with the others (conjugated) back to the operand's subscripts."""
+    inputs, output = _parse_einsum(equation.replace(" ", ""))
+    gradients = []
+    for position, operand in enumerate(operands):
+        other_subscripts = [s for i, s in enumerate(inputs) if i != position]
+        available = set(output).union(*other_subscripts)
+        target = "".join(dict.fromkeys(c for c in inputs[position] if c in available))
+        others = [conj(o) for i, o in enumerate(operands) if i != position]
+        reduced = einsum(",".join([output] + other_subscripts) + "->" + target, grad, *others)
+        gradients.append(_einsum_expand(reduced, target, inputs[position], operand))
+    return gradients
+
+
+def _parse_einsum(equation):
+    """An equation's input subscripts and output subscripts (implicit output: subscripts seen once, sorted)."""
+    if "..." in equation:
+        raise RuntimeError("einsum backward: equations with '...' are not supported; spell the dimensions out")
+    left, _, output = equation.partition("->")
+    inputs = left.split(",")
+    if "->" not in equation:
+        counts = {}
+        for subscripts in inputs:
+            for c in subscripts:
+                counts[c] = counts.get(c, 0) + 1
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    return inputs, output
+
+
+def _einsum_expand(reduced, target, subscripts, operand):
+    """Broadcast a gradient over ``target`` subscripts back to the operand's ``subscripts``."""
+    if target == subscripts:
+        return reduced
+    if len(set(subscripts)) != len(subscripts):
+        raise RuntimeError("einsum backward: a subscript repeated within one operand (a diagonal) is not supported")
+    sizes = {c: operand.shape[i] for i, c in enumerate(subscripts)}
+    order = [target.index(c) for c in subscripts if c in target]
+    shape = [sizes[c] if c in target else 1 for c in subscripts]
+    return reduced.permute(order).reshape(shape).expand(operand.shape)
+
+
+@composite(method=False, gradients={"operands": _einsum_gradients})
 def einsum(equation, *operands):
-    """Einstein summation over ``operands`` (PyTorch's signature; operands promote to a common dtype)."""
+    """Einstein summation over ``operands`` (PyTorch's signature; operands promote to a common dtype).
+
+        >>> agnostic.einsum("ij,j->i", agnostic.tensor([[1, 2], [3, 4]]), agnostic.tensor([1, 1]))
+        tensor([3, 7])
+    """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     device = check_same_device(*operands)

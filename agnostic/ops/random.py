@@ -1,8 +1,8 @@
 """Random tensors: Generator objects per device, seeding and RNG state, rand/randn/randint/randperm, in-place fills.
 
-Every device draws from the same Philox4x64-10 stream (see ``agnostic._philox``): after ``manual_seed(s)`` the CPU
-and every CUDA device produce bit-identical ``rand``, ``randint``, ``randperm`` and ``bernoulli`` results, and
-``randn`` values that agree to a few ulp. A generator's state is its seed and the number of Philox blocks used.
+Every device draws from the same Philox4x64-10 stream (see ``agnostic._backends.philox``): after
+``manual_seed(s)`` the CPU and every CUDA device produce bit-identical ``rand``, ``randint``, ``randperm`` and
+``bernoulli`` results, and ``randn`` values that agree to a few ulp. A generator's state is its seed and the number of Philox blocks used.
 """
 
 import math
@@ -10,17 +10,28 @@ import threading
 
 import numpy
 
-from .. import _backend, _dtypes, _philox
+from .. import _backend, _dtypes
+from .._backends import philox as _philox
 from .._device import CPU
 from .._tensor import Tensor, _check_writable, wrap
-from .creation import _sizes, _target
+from ._registry import tensor_method
+from .creation import _leaf, _sizes, _target
 
 _DEFAULT_SEED = 67280421310721
 _STATE_BYTES = 16
 
 
 class Generator:
-    """A random-number generator bound to one device, as ``torch.Generator``: pass it as ``generator=``."""
+    """A random-number generator bound to one device, as ``torch.Generator``: pass it as ``generator=``.
+
+        >>> g = agnostic.Generator().manual_seed(42)
+        >>> g
+        <agnostic.Generator on cpu>
+        >>> a = agnostic.rand(3, generator=g)
+        >>> b = agnostic.rand(3, generator=agnostic.Generator().manual_seed(42))
+        >>> agnostic.all(a == b)
+        tensor(True)
+    """
 
     def __init__(self, device="cpu"):
         self.device = _target(device)
@@ -95,7 +106,7 @@ def _describe(value):
 
 
 # ----- default generators and global seeding ---------------------------------------------------------------------
-_default_generators = {}
+_default_generators: dict = {}
 _seed_for_new_devices = [_DEFAULT_SEED]
 
 
@@ -112,7 +123,15 @@ def default_generator(device=CPU):
 
 
 def manual_seed(seed):
-    """Seed the generators of every device (CPU and CUDA, present and future); returns the CPU generator."""
+    """Seed the generators of every device (CPU and CUDA, present and future); returns the CPU generator.
+
+        >>> agnostic.manual_seed(0)
+        <agnostic.Generator on cpu>
+        >>> first = agnostic.rand(2)
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.all(first == agnostic.rand(2))
+        tensor(True)
+    """
     seed = _checked_seed(seed)
     _seed_for_new_devices[0] = seed
     for generator in list(_default_generators.values()):
@@ -121,24 +140,50 @@ def manual_seed(seed):
 
 
 def seed():
-    """Seed every device's generator non-deterministically; returns the seed."""
+    """Seed every device's generator non-deterministically; returns the seed.
+
+        >>> s = agnostic.seed()
+        >>> s == agnostic.initial_seed()
+        True
+    """
     new_seed = _fresh_seed()
     manual_seed(new_seed)
     return new_seed
 
 
 def initial_seed():
-    """The seed of the default CPU generator."""
+    """The seed of the default CPU generator.
+
+        >>> _ = agnostic.manual_seed(7)
+        >>> agnostic.initial_seed()
+        7
+    """
     return default_generator(CPU).initial_seed()
 
 
 def get_rng_state():
-    """The default CPU generator's state (a uint8 tensor)."""
+    """The default CPU generator's state (a uint8 tensor).
+
+        >>> state = agnostic.get_rng_state()
+        >>> state.dtype, state.shape
+        (agnostic.uint8, agnostic.Size([16]))
+        >>> a = agnostic.rand(2)
+        >>> agnostic.set_rng_state(state)
+        >>> agnostic.all(a == agnostic.rand(2))
+        tensor(True)
+    """
     return default_generator(CPU).get_state()
 
 
 def set_rng_state(new_state):
-    """Restore the default CPU generator's state from ``get_rng_state()``."""
+    """Restore the default CPU generator's state from ``get_rng_state()``.
+
+        >>> state = agnostic.get_rng_state()
+        >>> a = agnostic.randn(3)
+        >>> agnostic.set_rng_state(state)
+        >>> agnostic.all(a == agnostic.randn(3))
+        tensor(True)
+    """
     default_generator(CPU).set_state(new_state)
 
 
@@ -199,19 +244,30 @@ def _cast(array, dtype, device):
 
 # ----- factories -------------------------------------------------------------------------------------------------
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Uniform samples from [0, 1) (default float dtype)."""
+    """Uniform samples from [0, 1) (default float dtype).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.rand(2, 3)
+        tensor([[0.0347, 0.0115, 0.6120],
+                [0.2415, 0.3655, 0.1114]])
+    """
     dtype = _floating(dtype, "rand")
     device = _device_of_call(generator, device)
     array = _uniform_array(_source(generator, device), _sizes(size), dtype.numpy_dtype)
-    return wrap(array, device)
+    return _leaf(wrap(array, device), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples (default float dtype)."""
+    """Standard normal samples (default float dtype).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.randn(4)
+        tensor([-0.2605, -0.1524,  1.1446, -0.1283])
+    """
     dtype = _floating(dtype, "randn")
     device = _device_of_call(generator, device)
     array = _normal_array(_source(generator, device), _sizes(size), dtype.numpy_dtype)
-    return wrap(array, device)
+    return _leaf(wrap(array, device), requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -219,6 +275,13 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
     Each value is ``low + word % (high - low)`` of one 64-bit Philox word: the modulo bias is below
     ``(high - low) / 2**64``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.randint(10, (5,))
+        tensor([9, 8, 9, 6, 3])
+        >>> agnostic.randint(3, 5, (2, 2))
+        tensor([[4, 3],
+                [3, 3]])
     """
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -252,7 +315,12 @@ def _check_integer_range(low, high, dtype):
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of ``0..n-1`` (int64 unless given): the stable argsort of ``n`` random 64-bit words."""
+    """A random permutation of ``0..n-1`` (int64 unless given): the stable argsort of ``n`` random 64-bit words.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.randperm(5)
+        tensor([0, 2, 1, 4, 3])
+    """
     n = int(n)
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
@@ -262,28 +330,50 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     device = _device_of_call(generator, device)
     keys = _integer_array(_source(generator, device), (n,), 0, 0).view(numpy.uint64)
     with _backend.on(device):
-        order = keys.argsort(kind="stable") if device is CPU else keys.argsort()
+        order = device.backend.stable_argsort(keys)
     return _cast(order, dtype, device)
 
 
-def rand_like(input, *, dtype=None, device=None):
-    """``rand`` with ``input``'s shape, dtype and device (unless given)."""
-    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device)
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    """``rand`` with ``input``'s shape, dtype and device (unless given).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.rand_like(agnostic.zeros(2, dtype=agnostic.float64))
+        tensor([0.0115, 0.2415], dtype=agnostic.float64)
+    """
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None):
-    """``randn`` with ``input``'s shape, dtype and device (unless given)."""
-    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device)
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    """``randn`` with ``input``'s shape, dtype and device (unless given).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.randn_like(agnostic.zeros(3))
+        tensor([-0.2605, -0.1524,  1.1446])
+    """
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None):
-    """``randint`` with ``input``'s shape, dtype and device (unless given)."""
+    """``randint`` with ``input``'s shape, dtype and device (unless given).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.randint_like(agnostic.zeros(4, dtype=agnostic.int32), 10)
+        tensor([9, 8, 9, 6], dtype=agnostic.int32)
+    """
     return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device)
 
 
 # ----- in-place fills and samplers -------------------------------------------------------------------------------
+@tensor_method(overwrites=True, shape_only=True)
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    """Fill ``self`` in place with uniform samples from [a, b): ``u * (b - a) + a``."""
+    """Fill ``self`` in place with uniform samples from [a, b): ``u * (b - a) + a``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.empty(3).uniform_(-1, 1)
+        tensor([-0.9305, -0.9769,  0.2239])
+    """
     _check_writable(self)
     _floating(self.dtype, "uniform_")
     if a > b:
@@ -294,8 +384,14 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     return self
 
 
+@tensor_method(overwrites=True, shape_only=True)
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fill ``self`` in place with normal samples: ``z * std + mean``."""
+    """Fill ``self`` in place with normal samples: ``z * std + mean``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.empty(3).normal_(mean=10, std=0.1)
+        tensor([ 9.9739,  9.9848, 10.1145])
+    """
     _check_writable(self)
     _floating(self.dtype, "normal_")
     _check_std(std)
@@ -310,8 +406,16 @@ def _check_std(std):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
 
 
+@tensor_method()
 def bernoulli(input, p=None, *, generator=None):
-    """Samples of 0/1 with probabilities ``input`` (or a scalar ``p``), in ``input``'s dtype: ``uniform < p``."""
+    """Samples of 0/1 with probabilities ``input`` (or a scalar ``p``), in ``input``'s dtype: ``uniform < p``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.bernoulli(agnostic.tensor([0.0, 0.5, 1.0, 0.5]))
+        tensor([0., 1., 1., 1.])
+        >>> agnostic.zeros(3).bernoulli(p=1.0)
+        tensor([1., 1., 1.])
+    """
     _floating(input.dtype, "bernoulli")
     if p is not None and not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
@@ -322,20 +426,27 @@ def bernoulli(input, p=None, *, generator=None):
         return wrap((sample < probability).astype(input._data.dtype), input._device)
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None):
-    """Normal samples: tensor ``mean``/``std`` (broadcast together) or scalar ones with ``size``."""
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Normal samples: tensor ``mean``/``std`` (broadcast together) or scalar ones with ``size``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.normal(agnostic.tensor([0.0, 100.0]), agnostic.tensor([1.0, 0.01]))
+        tensor([-0.2605, 99.9985])
+        >>> agnostic.normal(2.0, 0.5, size=(3,))
+        tensor([1.7071, 1.6564, 1.4995])
+    """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
         shapes = [value.shape for value in (mean, std) if isinstance(value, Tensor)]
         noise = randn(numpy.broadcast_shapes(*shapes), generator=generator, dtype=like.dtype, device=like.device)
-        return noise * std + mean
+        return _leaf(noise * std + mean, requires_grad)
     if size is None:
         raise TypeError("normal() with scalar mean and std needs a size")
     _check_std(std)
     dtype = _floating(dtype, "normal")
     device = _device_of_call(generator, device)
     array = _normal_array(_source(generator, device), _sizes((size,)), dtype.numpy_dtype, mean, std)
-    return wrap(array, device)
+    return _leaf(wrap(array, device), requires_grad)
 
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn",

@@ -1,4 +1,5 @@
-"""Reductions (sum, mean, max with indices, var/std, norm, cumsum...) with PyTorch's dtypes and ``dim``/``keepdim``.
+"""Reductions (sum, mean, max with indices, var/std, norm, cumsum...) with PyTorch's dtypes and ``dim``/``keepdim``,
+each declared once with its gradient.
 
 Half-precision inputs accumulate in float32, as PyTorch does, so CPU and CUDA agree.
 """
@@ -10,10 +11,12 @@ from collections import namedtuple
 import numpy
 
 from .. import _backend, _dtypes
-from .._device import CPU
 from .._tensor import Tensor, _normalize_dim, wrap
 from ._dispatch import call, finish, operand_array
-from .elementwise import maximum, minimum
+from ._registry import composite
+from .creation import arange, ones, zeros_like
+from .elementwise import maximum, minimum, where
+from .shape import cat
 
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 _HALF = (_dtypes.float16, _dtypes.bfloat16)
@@ -49,6 +52,35 @@ def _reduced(axes, ndim):
     return tuple(range(ndim)) if axes is None else axes if isinstance(axes, tuple) else (axes,)
 
 
+# ----- gradient helpers -------------------------------------------------------------------------------------------
+def _reduced_dims(input, dim):
+    """The dims a reduction over ``dim`` removes (every dim for None or ``()``), as non-negative indices."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(input.ndim))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return tuple(d % input.ndim for d in dims) if input.ndim else ()
+
+
+def _count(input, dim):
+    """How many elements a reduction over ``dim`` takes in for each result element."""
+    return math.prod(input.shape[d] for d in _reduced_dims(input, dim)) if input.ndim else 1
+
+
+def _expand_back(grad, input, dim, keepdim):
+    """A reduction's output (or its gradient) over ``dim`` broadcast back to ``input``'s shape."""
+    if not keepdim:
+        for d in sorted(_reduced_dims(input, dim)):
+            grad = grad.unsqueeze(d)
+    return grad.expand(input.shape)
+
+
+def _evenly_to_extremes(grad, input, extremes, dim, keepdim):
+    """The gradient of an amax/amin, shared evenly between tied extreme elements, as PyTorch does."""
+    mask = (input == _expand_back(extremes, input, dim, keepdim)).to(grad.dtype)
+    count = _expand_back(mask.sum(dim=_reduced_dims(input, dim), keepdim=keepdim), input, dim, keepdim)
+    return _expand_back(grad, input, dim, keepdim) * mask / count
+
+
 def _require_tensor(input, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
@@ -67,8 +99,14 @@ def _accumulating(name, input, dim, keepdim, dtype, backend_name):
 _KEEPS_DTYPE = frozenset(numpy.dtype(n) for n in ("float32", "float64", "complex64", "complex128", "int64"))
 
 
+@composite(shape_only=True, gradients={
+    "input": lambda grad, input, dim, keepdim: _expand_back(grad, input, dim, keepdim)})
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum over ``dim`` (all elements by default); integer and bool inputs sum as int64."""
+    """Sum over ``dim`` (all elements by default); integer and bool inputs sum as int64.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).sum(0)
+        tensor([4, 6])
+    """
     if dim is None and dtype is None and type(input) is Tensor and input._data.dtype in _KEEPS_DTYPE:
         return _whole_reduction(input, "sum", keepdim)
     return _accumulating("sum", input, dim, keepdim, dtype, "sum")
@@ -77,15 +115,40 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 def _whole_reduction(input, method_name, keepdim):
     """Short path for reducing every element when the backend's result dtype already is PyTorch's."""
     device = input._device
-    array = input._data
-    if device is CPU:
-        return wrap(numpy.asarray(getattr(array, method_name)(keepdims=keepdim)), CPU)
-    with _backend.on(device):
-        return wrap(getattr(array, method_name)(keepdims=keepdim), device)
+    reduce = getattr(input._data, method_name)
+    if device.backend.host:  # the hot path, inline: NumPy gives a scalar, made a 0-dim array
+        return wrap(numpy.asarray(reduce(keepdims=keepdim)), device)
+    return wrap(device.backend.run(reduce, keepdims=keepdim), device)
 
 
+def _product_of_others(input, axis):
+    """For each element, the product of the others along ``axis`` (exact with zeros: exclusive cumprods)."""
+    if input.ndim == 0:
+        return ones(input.shape, dtype=input.dtype, device=input.device)
+    ones_shape = list(input.shape)
+    ones_shape[axis] = 1
+    unit = ones(ones_shape, dtype=input.dtype, device=input.device)
+    length = input.shape[axis]
+    if length == 1:
+        return unit
+    before = cat([unit, cumprod(input.narrow(axis, 0, length - 1), axis)], axis)
+    after = cat([unit, cumprod(input.flip(axis).narrow(axis, 0, length - 1), axis)], axis)
+    return before * after.flip(axis)
+
+
+def _prod_gradient(grad, input, dim, keepdim):
+    if dim is None:
+        return _product_of_others(input.reshape(-1), 0).reshape(input.shape) * grad
+    return _expand_back(grad, input, dim, keepdim) * _product_of_others(input, dim % input.ndim if input.ndim else 0)
+
+
+@composite(gradients={"input": _prod_gradient})
 def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """Product over ``dim``; integer and bool inputs multiply as int64."""
+    """Product over ``dim``; integer and bool inputs multiply as int64.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).prod(1)
+        tensor([ 2, 12])
+    """
     return _accumulating("prod", input, dim, keepdim, dtype, "prod")
 
 
@@ -101,8 +164,14 @@ def _floating_input(name, input, dtype):
     return result, operand_array(input, accumulate, input._device)
 
 
+@composite(shape_only=True, gradients={
+    "input": lambda grad, input, dim, keepdim: _expand_back(grad, input, dim, keepdim) / _count(input, dim)})
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """Mean over ``dim``; needs a floating or complex input (or ``dtype=``), as in PyTorch."""
+    """Mean over ``dim``; needs a floating or complex input (or ``dtype=``), as in PyTorch.
+
+        >>> agnostic.tensor([[1.0, 2.0], [3.0, 5.0]]).mean(1)
+        tensor([1.5000, 4.0000])
+    """
     result, array = _floating_input("mean", input, dtype)
     xp = _backend.namespace(input._device)
     with numpy.errstate(invalid="ignore", divide="ignore"):
@@ -120,8 +189,31 @@ def _var_arguments(dim, unbiased, keepdim, correction):
     return dim, keepdim, 1 if correction is None else correction
 
 
+def _deviations(input, dim, unbiased, keepdim, correction):
+    """What the gradients of var and std share: ``(input - mean, count - correction)``, with var's arguments read
+    (``var(input, unbiased)`` included)."""
+    dim, keepdim, correction = _var_arguments(dim, unbiased, keepdim, correction)
+    mean_kept = input.mean(dim=_reduced_dims(input, dim), keepdim=True) if input.ndim else input
+    return input - mean_kept, builtins.max(_count(input, dim) - correction, 0), dim, keepdim
+
+
+def _var_gradient(grad, input, dim, unbiased, keepdim, correction):
+    deviations, denominator, dim, keepdim = _deviations(input, dim, unbiased, keepdim, correction)
+    return _expand_back(grad, input, dim, keepdim) * 2 * deviations / denominator
+
+
+def _std_gradient(grad, input, dim, unbiased, keepdim, correction, result):
+    deviations, denominator, dim, keepdim = _deviations(input, dim, unbiased, keepdim, correction)
+    return _expand_back(grad / result, input, dim, keepdim) * deviations / denominator
+
+
+@composite(gradients={"input": _var_gradient})
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance over ``dim`` with Bessel's ``correction`` (1 by default); NaN when too few elements, as PyTorch."""
+    """Variance over ``dim`` with Bessel's ``correction`` (1 by default); NaN when too few elements, as PyTorch.
+
+        >>> agnostic.tensor([1.0, 2.0, 3.0, 4.0]).var()
+        tensor(1.6667)
+    """
     dim, keepdim, correction = _var_arguments(dim, unbiased, keepdim, correction)
     result, array = _floating_input("var", input, None)
     device = input._device
@@ -138,8 +230,13 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return finish(out, result.to_real(), device)
 
 
+@composite(gradients={"input": _std_gradient})
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation: the square root of ``var`` with the same arguments."""
+    """Standard deviation: the square root of ``var`` with the same arguments.
+
+        >>> agnostic.tensor([1.0, 2.0, 3.0, 4.0]).std(correction=0)
+        tensor(1.1180)
+    """
     variance = var(input, dim, unbiased, keepdim, correction=correction)
     xp = _backend.namespace(input._device)
     return finish(call(input._device, xp.sqrt, variance._data), variance.dtype, input._device)
@@ -181,13 +278,45 @@ def _extreme(name, backend_name, arg_name, elementwise, input, dim, keepdim):
     return values_indices(finish(values, input.dtype, device), finish(indices, _dtypes.int64, device))
 
 
+def _extreme_gradients(picks_input):
+    """The gradients of max/min: a reduction's go to the extreme elements (the one whose index was returned, or
+    shared evenly between ties when reducing every element); ``max(input, other)``'s are ``maximum``'s, shared
+    evenly between equal operands."""
+    def share_of_input(grad, input, other):
+        return picks_input(input, other).to(grad.dtype) - (input == other).to(grad.dtype) * 0.5
+
+    def input_gradient(grad, input, dim, keepdim, result):
+        if isinstance(dim, Tensor):
+            return grad * share_of_input(grad, input, dim)
+        if dim is None:
+            return _evenly_to_extremes(grad, input, result, None, False)
+        if input.ndim == 0:
+            return grad
+        axis = dim % input.ndim
+        indices = result[1] if keepdim else result[1].unsqueeze(axis)
+        return zeros_like(input, dtype=grad.dtype).scatter(axis, indices, grad if keepdim else grad.unsqueeze(axis))
+
+    return {"input": input_gradient,
+            "dim": lambda grad, input, dim: grad * (1 - share_of_input(grad, input, dim))}
+
+
+@composite(gradients=_extreme_gradients(lambda input, other: input >= other))
 def max(input, dim=None, keepdim=False):
-    """Largest element; with ``dim``, a ``(values, indices)`` pair; with a Tensor, the elementwise maximum."""
+    """Largest element; with ``dim``, a ``(values, indices)`` pair; with a Tensor, the elementwise maximum.
+
+        >>> agnostic.tensor([[1, 5], [3, 2]]).max(1).indices
+        tensor([1, 0])
+    """
     return _extreme("max", "max", "argmax", maximum, input, dim, keepdim)
 
 
+@composite(gradients=_extreme_gradients(lambda input, other: input <= other))
 def min(input, dim=None, keepdim=False):
-    """Smallest element; with ``dim``, a ``(values, indices)`` pair; with a Tensor, the elementwise minimum."""
+    """Smallest element; with ``dim``, a ``(values, indices)`` pair; with a Tensor, the elementwise minimum.
+
+        >>> agnostic.tensor([[1, 5], [3, 2]]).min()
+        tensor(1)
+    """
     return _extreme("min", "min", "argmin", minimum, input, dim, keepdim)
 
 
@@ -201,13 +330,27 @@ def _extreme_values(name, backend_name, input, dim, keepdim):
     return finish(out, input.dtype, input._device)
 
 
+_TO_EXTREMES = {"input": lambda grad, input, dim, keepdim, result: _evenly_to_extremes(grad, input, result, dim,
+                                                                                         keepdim)}
+
+
+@composite(gradients=_TO_EXTREMES)
 def amax(input, dim=(), keepdim=False):
-    """Largest values over ``dim`` (all dims by default), without indices."""
+    """Largest values over ``dim`` (all dims by default), without indices; ties share the gradient evenly.
+
+        >>> agnostic.tensor([[1, 5], [3, 2]]).amax(0)
+        tensor([3, 5])
+    """
     return _extreme_values("amax", "max", input, dim, keepdim)
 
 
+@composite(gradients=_TO_EXTREMES)
 def amin(input, dim=(), keepdim=False):
-    """Smallest values over ``dim`` (all dims by default), without indices."""
+    """Smallest values over ``dim`` (all dims by default), without indices; ties share the gradient evenly.
+
+        >>> agnostic.tensor([[1, 5], [3, 2]]).amin(1)
+        tensor([1, 2])
+    """
     return _extreme_values("amin", "min", input, dim, keepdim)
 
 
@@ -235,13 +378,23 @@ def _arg_extreme(name, backend_name, input, dim, keepdim):
     return finish(out, _dtypes.int64, device)
 
 
+@composite()
 def argmax(input, dim=None, keepdim=False):
-    """Index of the largest element (of the flattened tensor when ``dim`` is None); the first one on ties."""
+    """Index of the largest element (of the flattened tensor when ``dim`` is None); the first one on ties.
+
+        >>> agnostic.tensor([[1, 5], [3, 2]]).argmax()
+        tensor(1)
+    """
     return _arg_extreme("argmax", "argmax", input, dim, keepdim)
 
 
+@composite()
 def argmin(input, dim=None, keepdim=False):
-    """Index of the smallest element (of the flattened tensor when ``dim`` is None); the first one on ties."""
+    """Index of the smallest element (of the flattened tensor when ``dim`` is None); the first one on ties.
+
+        >>> agnostic.tensor([[1, 5], [3, 2]]).argmin(dim=1)
+        tensor([0, 1])
+    """
     return _arg_extreme("argmin", "argmin", input, dim, keepdim)
 
 
@@ -252,18 +405,33 @@ def _logical_reduction(name, input, dim, keepdim):
     return finish(out, _dtypes.uint8 if input.dtype is _dtypes.uint8 else _dtypes.bool, input._device)
 
 
+@composite()
 def all(input, dim=None, keepdim=False):
-    """True where every element over ``dim`` is nonzero."""
+    """True where every element over ``dim`` is nonzero.
+
+        >>> agnostic.tensor([[1, 0], [2, 3]]).all(1)
+        tensor([False,  True])
+    """
     return _logical_reduction("all", input, dim, keepdim)
 
 
+@composite()
 def any(input, dim=None, keepdim=False):
-    """True where some element over ``dim`` is nonzero."""
+    """True where some element over ``dim`` is nonzero.
+
+        >>> agnostic.tensor([[0, 0], [2, 0]]).any(1)
+        tensor([False,  True])
+    """
     return _logical_reduction("any", input, dim, keepdim)
 
 
+@composite()
 def count_nonzero(input, dim=None):
-    """Number of nonzero elements over ``dim``."""
+    """Number of nonzero elements over ``dim``.
+
+        >>> agnostic.tensor([[0, 1], [2, 3]]).count_nonzero(0)
+        tensor([1, 2])
+    """
     return sum(input.ne(0), dim)
 
 
@@ -279,18 +447,66 @@ def _cumulative(name, backend_name, input, dim, dtype):
     return finish(call(input._device, getattr(xp, backend_name), array, axis=axis), result, input._device)
 
 
+@composite(shape_only=True, gradients={
+    "input": lambda grad, input, dim: grad.flip(dim).cumsum(dim).flip(dim) if input.ndim else grad})
 def cumsum(input, dim, *, dtype=None):
-    """Running sum along ``dim``; integer and bool inputs accumulate as int64."""
+    """Running sum along ``dim``; integer and bool inputs accumulate as int64.
+
+        >>> agnostic.tensor([1, 2, 3]).cumsum(0)
+        tensor([1, 3, 6])
+    """
     return _cumulative("cumsum", "cumsum", input, dim, dtype)
 
 
+def _cumprod_gradient(grad, input, dim):
+    """``grad_i = sum over j >= i of grad_j * prod over k <= j, k != i of input_k``: exact with zeros (and
+    quadratic in the dimension's length)."""
+    if input.ndim == 0:
+        return grad
+    axis = dim % input.ndim
+    moved = input.movedim(axis, -1)
+    index = arange(input.shape[axis], device=input.device)
+    others = index.unsqueeze(0) != index.unsqueeze(1)  # [i, k]: k != i
+    up_to = index.unsqueeze(0) <= index.unsqueeze(1)  # [j, k]: k <= j
+    products = where(others.unsqueeze(1) & up_to.unsqueeze(0), moved.unsqueeze(-2).unsqueeze(-2), 1.0).prod(-1)
+    later = (index.unsqueeze(0) >= index.unsqueeze(1)).to(input.dtype)  # [i, j]: j >= i
+    return (products * later * grad.movedim(axis, -1).unsqueeze(-2)).sum(-1).movedim(-1, axis)
+
+
+@composite(gradients={"input": _cumprod_gradient})
 def cumprod(input, dim, *, dtype=None):
-    """Running product along ``dim``; integer and bool inputs accumulate as int64."""
+    """Running product along ``dim``; integer and bool inputs accumulate as int64.
+
+        >>> agnostic.tensor([1, 2, 3]).cumprod(0)
+        tensor([1, 2, 6])
+    """
     return _cumulative("cumprod", "cumprod", input, dim, dtype)
 
 
+def _norm_gradient(grad, input, p, dim, keepdim, result):
+    norms = _expand_back(result, input, dim, keepdim)
+    if p in ("fro", 2, 2.0):
+        local = where(norms == 0, 0.0, input / norms)
+    elif p == 1:
+        local = input.sign()
+    elif p in (math.inf, -math.inf):
+        at_norm = (input.abs() == norms).to(input.dtype)
+        count = _expand_back(at_norm.sum(dim=_reduced_dims(input, dim), keepdim=keepdim), input, dim, keepdim)
+        local = input.sign() * at_norm / count
+    elif p == 0:
+        local = input * 0
+    else:
+        local = where(norms == 0, 0.0, input * input.abs() ** (p - 2) / norms ** (p - 1))
+    return _expand_back(grad, input, dim, keepdim) * local
+
+
+@composite(gradients={"input": _norm_gradient})
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector p-norm over ``dim`` (all elements by default): ``p`` in 'fro', 2, 1, inf, -inf, 0 or any float."""
+    """Vector p-norm over ``dim`` (all elements by default): ``p`` in 'fro', 2, 1, inf, -inf, 0 or any float.
+
+        >>> agnostic.tensor([3.0, -4.0]).norm()
+        tensor(5.)
+    """
     result, array = _floating_input("norm", input, dtype)
     device = input._device
     xp = _backend.namespace(device)
@@ -317,8 +533,14 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return finish(out, result.to_real(), device)
 
 
+@composite(gradients={"input": lambda grad, input, dim, keepdim, result: _expand_back(grad, input, dim, keepdim) * (
+    input - _expand_back(result, input, dim, keepdim)).exp()})
 def logsumexp(input, dim, keepdim=False):
-    """``log(sum(exp(x)))`` over ``dim``, computed stably."""
+    """``log(sum(exp(x)))`` over ``dim``, computed stably.
+
+        >>> agnostic.tensor([0.0, 0.0]).logsumexp(0)
+        tensor(0.6931)
+    """
     result, array = _floating_input("logsumexp", input, None)
     device = input._device
     xp = _backend.namespace(device)

@@ -1,5 +1,7 @@
-"""Shape ops: views (view, permute, transpose, expand, squeeze...) that share memory, and joins/splits that copy."""
+"""Shape ops: views (view, permute, transpose, expand, squeeze...) that share memory, and joins/splits that copy; each
+declared once with its gradient (which only moves gradients back into place, so reads no values)."""
 
+import builtins
 import math
 
 import numpy
@@ -8,6 +10,21 @@ from .. import _backend, _dtypes
 from .._size import Size
 from .._tensor import Tensor, _normalize_dim, wrap
 from ._dispatch import call, check_same_device, finish, operand_array, result_dtype
+from ._registry import composite, tensor_method
+from .creation import arange, zeros_like
+
+
+def _shape_op(**declaration):
+    """Declare a shape op (see ``_registry.Composite``): its gradient reads shapes only."""
+    return composite(shape_only=True, **declaration)
+
+
+def _shaped_back(grad, input):
+    """The gradient of an op that only changes the shape: the output's gradient in the input's shape."""
+    return grad.reshape(input.shape)
+
+
+_RESHAPED_BACK = {"input": _shaped_back}
 
 
 def _sizes(args):
@@ -35,8 +52,13 @@ def _infer_shape(shape, numel, name):
     return shape
 
 
+@_shape_op(is_view=True, gradients=_RESHAPED_BACK)
 def reshape(input, *shape):
-    """The same elements in a new shape: a view when the layout allows, a copy otherwise."""
+    """The same elements in a new shape: a view when the layout allows, a copy otherwise.
+
+        >>> agnostic.arange(4).reshape(2, -1).shape
+        agnostic.Size([2, 2])
+    """
     if len(shape) == 1 and type(shape[0]) in (tuple, list, Size):
         shape = shape[0]
     if all(type(s) is int and s >= -1 for s in shape) and shape.count(-1) <= 1:
@@ -51,10 +73,14 @@ def reshape(input, *shape):
     return wrap(call(input._device, input._data.reshape, shape), input._device)
 
 
+@tensor_method(shape_only=True, is_view=True, gradients=_RESHAPED_BACK)
 def view(input, *shape):
     """A view with a new shape (always shares memory), or a reinterpretation as another dtype of equal size.
 
     Raises when the memory layout can't be viewed that way; ``reshape`` copies instead.
+
+        >>> agnostic.arange(6).view(3, 2)[2]
+        tensor([4, 5])
     """
     if len(shape) == 1 and (isinstance(shape[0], (_dtypes.dtype, numpy.dtype, type)) or isinstance(shape[0], str)):
         return _view_as_dtype(input, _dtypes.as_dtype(shape[0]))
@@ -78,38 +104,71 @@ def _view_as_dtype(input, dtype):
     return wrap(input._data.view(dtype.numpy_dtype), input._device)
 
 
+@_shape_op(is_view=True, gradients=_RESHAPED_BACK)
 def view_as(input, other):
-    """``view(other.shape)``."""
+    """``view(other.shape)``.
+
+        >>> agnostic.arange(4).view_as(agnostic.ones(2, 2)).shape
+        agnostic.Size([2, 2])
+    """
     return view(input, other._data.shape)
 
 
+@_shape_op(is_view=True, gradients=_RESHAPED_BACK)
 def reshape_as(input, other):
-    """``reshape(other.shape)``."""
-    return reshape(input, other._data.shape)
+    """``reshape(other.shape)``.
+
+        >>> agnostic.arange(4).reshape_as(agnostic.ones(4, 1)).shape
+        agnostic.Size([4, 1])
+    """
+    return input.reshape(other._data.shape)
 
 
+@_shape_op(is_view=True, gradients=_RESHAPED_BACK)
 def flatten(input, start_dim=0, end_dim=-1):
-    """Merge dimensions ``start_dim..end_dim`` into one (a view when possible)."""
+    """Merge dimensions ``start_dim..end_dim`` into one (a view when possible).
+
+        >>> agnostic.ones(2, 3, 4).flatten(1).shape
+        agnostic.Size([2, 12])
+    """
     ndim = input._data.ndim
     if ndim == 0:
-        return reshape(input, 1)
+        return input.reshape(1)
     start, end = _normalize_dim(start_dim, ndim), _normalize_dim(end_dim, ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = input._data.shape
-    return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
+    return input.reshape(shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
+@_shape_op(is_view=True, gradients=_RESHAPED_BACK)
 def unflatten(input, dim, sizes):
-    """Split dimension ``dim`` into ``sizes``."""
+    """Split dimension ``dim`` into ``sizes``.
+
+        >>> agnostic.ones(2, 6).unflatten(1, (3, -1)).shape
+        agnostic.Size([2, 3, 2])
+    """
     shape = input._data.shape
     dim = _normalize_dim(dim, len(shape))
     sizes = _infer_shape(tuple(sizes), shape[dim], "unflatten")
     return view(input, shape[:dim] + sizes + shape[dim + 1:])
 
 
+def _inverse_permutation(dims, ndim):
+    inverse = [0] * len(dims)
+    for position, dim in enumerate(dims):
+        inverse[dim % ndim] = position
+    return inverse
+
+
+@_shape_op(is_view=True, gradients={"input": lambda grad, input, dims: grad.permute(
+    _inverse_permutation(dims, input.ndim))})
 def permute(input, *dims):
-    """A view with dimensions reordered."""
+    """A view with dimensions reordered: dimension ``i`` of the result is ``dims[i]`` of the input.
+
+        >>> agnostic.ones(2, 3, 4).permute(2, 0, 1).shape
+        agnostic.Size([4, 2, 3])
+    """
     dims = _sizes(dims)
     ndim = input._data.ndim
     if len(dims) != ndim:
@@ -120,8 +179,14 @@ def permute(input, *dims):
     return wrap(input._data.transpose(axes), input._device)
 
 
+@_shape_op(is_view=True, aliases=("swapaxes", "swapdims"), gradients={
+    "input": lambda grad, input, dim0, dim1: grad.transpose(dim0, dim1) if input.ndim else grad})
 def transpose(input, dim0, dim1):
-    """A view with ``dim0`` and ``dim1`` swapped."""
+    """A view with ``dim0`` and ``dim1`` swapped (aliases ``swapaxes``, ``swapdims``).
+
+        >>> agnostic.ones(2, 3, 4).transpose(0, 2).shape
+        agnostic.Size([4, 3, 2])
+    """
     ndim = input._data.ndim
     if ndim == 0:
         _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
@@ -132,23 +197,51 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
+@_shape_op(is_view=True, gradients={"input": lambda grad: grad.t()})
 def t(input):
-    """Transpose of a tensor with at most 2 dimensions."""
+    """Transpose of a tensor with at most 2 dimensions.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).t()[0]
+        tensor([1, 3])
+    """
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D; "
                            "use transpose(dim0, dim1) or mT")
     return wrap(input._data.T, input._device)
 
 
+@tensor_method(name="T", as_property=True, node="permute", shape_only=True, is_view=True, gradients={
+    "input": lambda grad: grad.permute(tuple(reversed(range(grad.ndim))))})
+def reversed_dims(input):
+    """All dimensions reversed (a view): PyTorch's ``Tensor.T``.
+
+        >>> agnostic.ones(2, 3, 4).T.shape
+        agnostic.Size([4, 3, 2])
+    """
+    return permute(input, tuple(reversed(range(input._data.ndim))))
+
+
+@tensor_method(name="mT", as_property=True, node="transpose", shape_only=True, is_view=True, gradients={
+    "input": lambda grad: grad.mT})
 def matrix_transpose(input):
-    """Swap the last two dimensions (``mT``)."""
+    """The last two dimensions swapped (a view): PyTorch's ``Tensor.mT``.
+
+        >>> agnostic.ones(5, 2, 3).mT.shape
+        agnostic.Size([5, 3, 2])
+    """
     if input._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
     return transpose(input, -2, -1)
 
 
+@_shape_op(is_view=True, aliases=("moveaxis",), gradients={
+    "input": lambda grad, source, destination: grad.movedim(destination, source)})
 def movedim(input, source, destination):
-    """A view with dimension(s) ``source`` moved to ``destination``."""
+    """A view with dimension(s) ``source`` moved to ``destination`` (alias ``moveaxis``).
+
+        >>> agnostic.ones(2, 3, 4).movedim(0, -1).shape
+        agnostic.Size([3, 4, 2])
+    """
     xp = _backend.namespace(input._device)
     return wrap(xp.moveaxis(input._data, source, destination), input._device)
 
@@ -156,8 +249,13 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
+@_shape_op(is_view=True, gradients=_RESHAPED_BACK)
 def squeeze(input, dim=None):
-    """A view without size-1 dimensions (only ``dim``'s, when given)."""
+    """A view without size-1 dimensions (only ``dim``'s, when given).
+
+        >>> agnostic.ones(2, 1, 3, 1).squeeze(1).shape
+        agnostic.Size([2, 3, 1])
+    """
     array = input._data
     if dim is None:
         return wrap(array.reshape([s for s in array.shape if s != 1]), input._device)
@@ -167,15 +265,28 @@ def squeeze(input, dim=None):
     return wrap(array.reshape(shape), input._device)
 
 
+@_shape_op(is_view=True, gradients=_RESHAPED_BACK)
 def unsqueeze(input, dim):
-    """A view with a size-1 dimension inserted at ``dim``."""
+    """A view with a size-1 dimension inserted at ``dim``.
+
+        >>> agnostic.ones(2, 3).unsqueeze(-1).shape
+        agnostic.Size([2, 3, 1])
+    """
     array = input._data
     dim = _normalize_dim(dim, array.ndim + 1)
     return wrap(array.reshape(array.shape[:dim] + (1,) + array.shape[dim:]), input._device)
 
 
+_SUMMED_BACK = {"input": lambda grad: grad}  # ``fit`` sums the broadcast dimensions away
+
+
+@_shape_op(is_view=True, gradients=_SUMMED_BACK)
 def expand(input, *sizes):
-    """A view broadcasting size-1 dimensions to ``sizes`` (-1 keeps a size); no memory is allocated."""
+    """A view broadcasting size-1 dimensions to ``sizes`` (-1 keeps a size); no memory is allocated.
+
+        >>> agnostic.tensor([[1], [2]]).expand(2, 3)[1]
+        tensor([2, 2, 2])
+    """
     sizes = _sizes(sizes)
     array = input._data
     if len(sizes) < array.ndim:
@@ -203,29 +314,47 @@ def expand(input, *sizes):
 
 
 def _as_strided(device, array, shape, strides):
-    if device.type == "cpu":
-        return numpy.lib.stride_tricks.as_strided(array, shape, strides, writeable=True)
-    return _backend.namespace(device).lib.stride_tricks.as_strided(array, shape, strides)
+    return device.backend.as_strided(array, shape, strides)
 
 
+@_shape_op(is_view=True, gradients=_SUMMED_BACK)
 def expand_as(input, other):
-    """``expand(other.shape)``."""
-    return expand(input, other._data.shape)
+    """``expand(other.shape)``.
+
+        >>> agnostic.tensor([1, 2]).expand_as(agnostic.ones(3, 2)).shape
+        agnostic.Size([3, 2])
+    """
+    return input.expand(other._data.shape)
 
 
+@_shape_op(is_view=True, gradients=_SUMMED_BACK)
 def broadcast_to(input, size):
-    """``expand(size)``."""
-    return expand(input, size)
+    """``expand(size)``.
+
+        >>> agnostic.broadcast_to(agnostic.tensor([1, 2]), (2, 2))[1]
+        tensor([1, 2])
+    """
+    return input.expand(size)
 
 
+@composite(method=False)
 def broadcast_tensors(*tensors):
-    """Views of ``tensors`` expanded to their common broadcast shape."""
+    """Views of ``tensors`` expanded to their common broadcast shape (differentiated through ``expand``).
+
+        >>> agnostic.broadcast_tensors(agnostic.ones(2, 1), agnostic.ones(3))[0].shape
+        agnostic.Size([2, 3])
+    """
     shape = broadcast_shapes(*(t._data.shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
 
 def broadcast_shapes(*shapes):
-    """The broadcast shape of ``shapes``, with PyTorch's error message when they don't broadcast."""
+    """The shape that tensors of these shapes broadcast to (an int is a 1-D shape), with PyTorch's error message when
+    they don't broadcast (``torch.broadcast_shapes``).
+
+        >>> agnostic.broadcast_shapes((2, 1), (3,))
+        agnostic.Size([2, 3])
+    """
     shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     try:
         return Size(numpy.broadcast_shapes(*shapes))
@@ -247,8 +376,21 @@ def _joined(name, tensors, dim, join):
     return finish(call(device, join, _backend.namespace(device), arrays, dim), dtype, device)
 
 
+def _cat_gradients(grad, tensors, dim):
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors  # PyTorch skips 1-D empties
+    axis = dim % kept[0].ndim
+    pieces = iter(split(grad, [t.shape[axis] for t in kept], axis))
+    return [next(pieces) if any(t is k for k in kept) else zeros_like(t) for t in tensors]
+
+
+@_shape_op(method=False, aliases=("concat", "concatenate"), gradients={"tensors": _cat_gradients})
 def cat(tensors, dim=0):
-    """Join ``tensors`` along an existing dimension (dtypes promote, as in PyTorch)."""
+    """Join ``tensors`` along an existing dimension (dtypes promote, as in PyTorch; aliases ``concat``,
+    ``concatenate``).
+
+        >>> agnostic.cat([agnostic.tensor([1, 2]), agnostic.tensor([3])])
+        tensor([1, 2, 3])
+    """
     tensors = list(tensors)
     nonempty = [t for t in tensors if not (isinstance(t, Tensor) and t._data.shape == (0,))] or tensors[:1]
     if not tensors:
@@ -274,8 +416,13 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+@_shape_op(method=False, gradients={"tensors": lambda grad, dim: grad.unbind(dim % grad.ndim)})
 def stack(tensors, dim=0):
-    """Join same-shaped ``tensors`` along a new dimension."""
+    """Join same-shaped ``tensors`` along a new dimension.
+
+        >>> agnostic.stack([agnostic.tensor([1, 2]), agnostic.tensor([3, 4])], dim=1)[0]
+        tensor([1, 3])
+    """
     tensors = list(tensors)
     if tensors and isinstance(tensors[0], Tensor):
         first = tensors[0]._data.shape
@@ -290,20 +437,45 @@ def stack(tensors, dim=0):
     return _joined("stack", tensors, axis, lambda xp, arrays, axis: xp.stack(arrays, axis=axis))
 
 
+def _hstack_gradients(grad, tensors):
+    axis = 0 if tensors[0].ndim == 1 else 1
+    return split(grad, [t.shape[axis] for t in tensors], axis)
+
+
+@_shape_op(method=False, gradients={"tensors": _hstack_gradients})
 def hstack(tensors):
-    """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
+    """Concatenate along dim 1 (dim 0 for 1-D tensors).
+
+        >>> agnostic.hstack([agnostic.tensor([1, 2]), agnostic.tensor([3])])
+        tensor([1, 2, 3])
+    """
     tensors = list(tensors)
     return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
 
 
+def _vstack_gradients(grad, tensors):
+    pieces = split(grad, [1 if t.ndim == 1 else t.shape[0] for t in tensors], 0)
+    return [piece.reshape(t.shape) for piece, t in zip(pieces, tensors)]
+
+
+@_shape_op(method=False, gradients={"tensors": _vstack_gradients})
 def vstack(tensors):
-    """Concatenate along dim 0, promoting 1-D tensors to rows."""
+    """Concatenate along dim 0, promoting 1-D tensors to rows.
+
+        >>> agnostic.vstack([agnostic.tensor([1, 2]), agnostic.tensor([3, 4])]).shape
+        agnostic.Size([2, 2])
+    """
     return cat([t.reshape(1, -1) if t._data.ndim == 1 else t for t in tensors], 0)
 
 
+@_shape_op(is_view=True, gradients={"tensor": lambda grads, tensor, dim: cat(list(grads), dim % tensor.ndim)})
 def split(tensor, split_size_or_sections, dim=0):
     """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of the
-    listed section sizes."""
+    listed section sizes.
+
+        >>> agnostic.arange(5).split(2)[-1]
+        tensor([4])
+    """
     array = tensor._data
     if array.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -336,8 +508,16 @@ def split(tensor, split_size_or_sections, dim=0):
 builtin_sum = sum
 
 
+_PIECES_JOINED_BACK = {"input": lambda grads, input, dim: cat(list(grads), dim % input.ndim)}
+
+
+@_shape_op(is_view=True, node="split", gradients=_PIECES_JOINED_BACK)
 def chunk(input, chunks, dim=0):
-    """Split into ``chunks`` views of equal size along ``dim`` (the last may be smaller; fewer may be returned)."""
+    """Split into ``chunks`` views of equal size along ``dim`` (the last may be smaller; fewer may be returned).
+
+        >>> len(agnostic.arange(5).chunk(2))
+        2
+    """
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     if input._data.ndim == 0:
@@ -348,23 +528,48 @@ def chunk(input, chunks, dim=0):
     return split(input, max(-(-length // chunks), 1), dim)
 
 
+@_shape_op(is_view=True, gradients=_PIECES_JOINED_BACK)
 def tensor_split(input, indices_or_sections, dim=0):
-    """Split into ``n`` nearly equal views, or at the given indices, along ``dim``."""
+    """Split into ``n`` nearly equal views, or at the given indices, along ``dim``.
+
+        >>> agnostic.arange(5).tensor_split([1, 3])[1]
+        tensor([1, 2])
+    """
     xp = _backend.namespace(input._device)
     axis = _normalize_dim(dim, input._data.ndim)
     sections = indices_or_sections if isinstance(indices_or_sections, int) else list(indices_or_sections)
     return tuple(wrap(a, input._device) for a in xp.array_split(input._data, sections, axis=axis))
 
 
+@_shape_op(is_view=True, gradients={"input": lambda grads, input, dim: stack(list(grads), dim % input.ndim)})
 def unbind(input, dim=0):
-    """Views of each slice along ``dim``, with that dimension removed."""
+    """Views of each slice along ``dim``, with that dimension removed.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).unbind(1)[0]
+        tensor([1, 3])
+    """
     axis = _normalize_dim(dim, input._data.ndim)
     moved = _backend.namespace(input._device).moveaxis(input._data, axis, 0)
     return tuple(wrap(moved[i], input._device) for i in range(moved.shape[0]))
 
 
+def _narrow_gradient(grad, input, dim, start, length):
+    axis = dim % input.ndim
+    start = start + input.shape[axis] if start < 0 else start
+    index = [slice(None)] * input.ndim
+    index[axis] = slice(start, start + length)
+    gradient = zeros_like(input, dtype=grad.dtype)
+    gradient[tuple(index)] = grad
+    return gradient
+
+
+@_shape_op(is_view=True, gradients={"input": _narrow_gradient})
 def narrow(input, dim, start, length):
-    """A view of ``length`` elements from ``start`` along ``dim``."""
+    """A view of ``length`` elements from ``start`` along ``dim``.
+
+        >>> agnostic.arange(6).narrow(0, 2, 3)
+        tensor([2, 3, 4])
+    """
     axis = _normalize_dim(dim, input._data.ndim)
     size = input._data.shape[axis]
     start = start + size if start < 0 else start
@@ -383,8 +588,13 @@ def _dims_list(dims, ndim, name):
     return axes
 
 
+@_shape_op(gradients={"input": lambda grad, dims: grad.flip(dims)})
 def flip(input, *dims):
-    """A copy with the order of elements reversed along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``)."""
+    """A copy with the order of elements reversed along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).flip(0, 1)[0]
+        tensor([4, 3])
+    """
     axes = _dims_list(dims[0] if len(dims) == 1 else dims, input._data.ndim, "flip")
     if input._data.ndim == 0:
         return input.clone()
@@ -393,18 +603,37 @@ def flip(input, *dims):
         return wrap(xp.flip(input._data, axes).copy() if axes else input._data.copy(), input._device)
 
 
+@_shape_op(gradients={"input": lambda grad: grad.flip(1)})
 def fliplr(input):
-    """Reverse columns (dim 1)."""
+    """Reverse columns (dim 1).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).fliplr()[0]
+        tensor([2, 1])
+    """
     return flip(input, (1,))
 
 
+@_shape_op(gradients={"input": lambda grad: grad.flip(0)})
 def flipud(input):
-    """Reverse rows (dim 0)."""
+    """Reverse rows (dim 0).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).flipud()[0]
+        tensor([3, 4])
+    """
     return flip(input, (0,))
 
 
+def _unrolled(grad, shifts, dims):
+    return grad.roll(-shifts if isinstance(shifts, int) else tuple(-shift for shift in shifts), dims)
+
+
+@_shape_op(gradients={"input": _unrolled})
 def roll(input, shifts, dims=None):
-    """Shift elements cyclically along ``dims`` (the flattened tensor when ``dims`` is None)."""
+    """Shift elements cyclically along ``dims`` (the flattened tensor when ``dims`` is None).
+
+        >>> agnostic.tensor([1, 2, 3]).roll(1)
+        tensor([3, 1, 2])
+    """
     xp = _backend.namespace(input._device)
     array = input._data
     if dims is None:
@@ -418,8 +647,23 @@ def roll(input, shifts, dims=None):
     return wrap(call(input._device, xp.roll, array, shifts_tuple, axes), input._device)
 
 
+def _sum_tiles(grad, input, sizes):
+    """The gradient of tiling ``input`` ``sizes`` times: the tiles' gradients added up."""
+    lead = len(sizes) - input.ndim
+    grad = grad.reshape((-1,) + tuple(grad.shape[lead:])).sum(0) if lead else grad
+    shape = []
+    for count, size in zip(sizes[lead:], input.shape):
+        shape.extend([count, size])
+    return grad.reshape(shape).sum(dim=tuple(range(0, len(shape), 2))) if shape else grad
+
+
+@tensor_method(shape_only=True, gradients={"input": lambda grad, input, sizes: _sum_tiles(grad, input, list(sizes))})
 def repeat(input, *sizes):
-    """Tile the tensor ``sizes`` times along each dimension (PyTorch's ``repeat``, NumPy's ``tile``)."""
+    """Tile the tensor ``sizes`` times along each dimension (PyTorch's ``repeat``, NumPy's ``tile``).
+
+        >>> agnostic.tensor([1, 2]).repeat(2)
+        tensor([1, 2, 1, 2])
+    """
     sizes = _sizes(sizes)
     if len(sizes) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
@@ -428,15 +672,36 @@ def repeat(input, *sizes):
     return wrap(call(input._device, xp.tile, input._data, sizes), input._device)
 
 
+@_shape_op(gradients={
+    "input": lambda grad, input, dims: _sum_tiles(grad, input, [1] * (input.ndim - len(dims)) + list(dims))})
 def tile(input, dims):
-    """Repeat along each dimension; fewer ``dims`` than dimensions are padded with ones on the left."""
+    """Repeat along each dimension; fewer ``dims`` than dimensions are padded with ones on the left.
+
+        >>> agnostic.tensor([[1, 2]]).tile((2,))
+        tensor([[1, 2, 1, 2]])
+    """
     dims = tuple(dims)
     dims = (1,) * (input._data.ndim - len(dims)) + dims
     return repeat(input, dims)
 
 
+def _interleaved_back(grad, input, repeats, dim):
+    """The gradient of repeat_interleave: each element's copies' gradients added up."""
+    source = input.reshape(-1) if dim is None else input
+    axis = 0 if dim is None else dim % input.ndim
+    if isinstance(repeats, Tensor) and repeats.numel() == 1:
+        repeats = repeats.expand(source.shape[axis])
+    owner = repeat_interleave(arange(source.shape[axis], device=grad.device), repeats)
+    return zeros_like(source, dtype=grad.dtype).index_add(axis, owner, grad).reshape(input.shape)
+
+
+@_shape_op(gradients={"input": _interleaved_back})
 def repeat_interleave(input, repeats, dim=None):
-    """Repeat each element ``repeats`` times (along ``dim``, or of the flattened tensor)."""
+    """Repeat each element ``repeats`` times (along ``dim``, or of the flattened tensor).
+
+        >>> agnostic.tensor([1, 2]).repeat_interleave(2)
+        tensor([1, 1, 2, 2])
+    """
     xp = _backend.namespace(input._device)
     if isinstance(repeats, Tensor):
         check_same_device(input, repeats)
@@ -446,30 +711,69 @@ def repeat_interleave(input, repeats, dim=None):
     return wrap(call(input._device, xp.repeat, array, repeats, axis=axis), input._device)
 
 
+@_shape_op(gradients={"input": lambda grad, diagonal: grad.tril(diagonal)})
 def tril(input, diagonal=0):
-    """Lower triangle of the last two dimensions; the rest zeroed."""
+    """Lower triangle of the last two dimensions; the rest zeroed.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).tril()[0]
+        tensor([1, 0])
+    """
     if input._data.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     xp = _backend.namespace(input._device)
     return wrap(call(input._device, xp.tril, input._data, diagonal), input._device)
 
 
+@_shape_op(gradients={"input": lambda grad, diagonal: grad.triu(diagonal)})
 def triu(input, diagonal=0):
-    """Upper triangle of the last two dimensions; the rest zeroed."""
+    """Upper triangle of the last two dimensions; the rest zeroed.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).triu()[1]
+        tensor([0, 4])
+    """
     if input._data.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     xp = _backend.namespace(input._device)
     return wrap(call(input._device, xp.triu, input._data, diagonal), input._device)
 
 
+def _on_diagonal(grad, input, offset, dim1, dim2):
+    """Zeros shaped like ``input`` with ``grad`` on the ``offset`` diagonal of its ``dim1``/``dim2`` planes."""
+    dim1, dim2 = dim1 % input.ndim, dim2 % input.ndim
+    gradient = zeros_like(input, dtype=grad.dtype)
+    planes = gradient.movedim((dim1, dim2), (-2, -1))
+    positions = arange(grad.shape[-1], device=grad.device)
+    planes[..., positions + builtins.max(-offset, 0), positions + builtins.max(offset, 0)] = grad
+    return planes.movedim((-2, -1), (dim1, dim2))
+
+
+@_shape_op(is_view=True, gradients={"input": _on_diagonal})
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """A view of the diagonal of the ``dim1``/``dim2`` planes, appended as the last dimension."""
+    """A view of the diagonal of the ``dim1``/``dim2`` planes, appended as the last dimension.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).diagonal()
+        tensor([1, 4])
+    """
     ndim = input._data.ndim
     return wrap(input._data.diagonal(offset, _normalize_dim(dim1, ndim), _normalize_dim(dim2, ndim)),
                 input._device)
 
 
+def _diag_gradient(grad, input, diagonal):
+    if input.ndim == 1:
+        return grad.diagonal(diagonal)
+    gradient = zeros_like(input, dtype=grad.dtype)
+    positions = arange(grad.shape[0], device=grad.device)
+    gradient[positions + builtins.max(-diagonal, 0), positions + builtins.max(diagonal, 0)] = grad
+    return gradient
+
+
+@_shape_op(gradients={"input": _diag_gradient})
 def diag(input, diagonal=0):
-    """The diagonal of a matrix, or a square matrix with a vector on its diagonal."""
+    """The diagonal of a matrix, or a square matrix with a vector on its diagonal.
+
+        >>> agnostic.tensor([1, 2]).diag()[1]
+        tensor([0, 2])
+    """
     xp = _backend.namespace(input._device)
     return wrap(call(input._device, xp.diag, input._data, diagonal).copy(), input._device)

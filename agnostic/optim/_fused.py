@@ -15,8 +15,7 @@ import math
 
 import numpy
 
-from .. import _backend, _host_blas, _host_cache, _host_kernels
-from .._device import Device
+from .. import _backend, _host_blas, _host_kernels
 from .._backends import cuda_kernels
 
 CHUNK = cuda_kernels.MULTI_TENSOR_CHUNK  # elements per thread block, as the kernel's source has it
@@ -53,25 +52,21 @@ def run(update, lists, scalars, flags, foreach=None):
     device (and by dtype for the kernel), as PyTorch's foreach implementations do."""
     by_device = {}
     for index, param in enumerate(lists[0]):
-        key = None if isinstance(param, numpy.ndarray) else param.device.id
         arrays = tuple(None if arrays is None else arrays[index] for arrays in lists)
-        by_device.setdefault(key, []).extend(_real_tasks(arrays))
-    for index, tasks in by_device.items():
-        if index is None:
-            _run_host(update, numpy, tasks, scalars, flags)
-            continue
-        device = Device("cuda", index)
+        by_device.setdefault(_backend.device_of_array(param), []).extend(_real_tasks(arrays))
+    for device, tasks in by_device.items():
+        backend = device.backend
         fused, plain = {}, []
         for arrays in tasks:
-            if foreach is not False and _kernel_ready(arrays):
+            if foreach is not False and backend.ops.MULTI_TENSOR_KERNELS and _kernel_ready(arrays):
                 fused.setdefault(arrays[0].dtype, []).append(arrays)
             else:
                 plain.append(arrays)
-        with _backend.on(device):
+        with backend.activate():
             for dtype, group in fused.items():
-                _launch(update, device, dtype, group, scalars, flags)
+                _launch(update, backend, dtype, group, scalars, flags)
             if plain:
-                _run_host(update, _backend.namespace(device), plain, scalars, flags)
+                _run_host(update, backend, plain, scalars, flags)
 
 
 def _real_tasks(arrays):
@@ -103,9 +98,8 @@ def _typed(values, dtype):
 class _Scratch:
     """Two flat buffers as large as the largest tensor, handed out as views shaped like the current one."""
 
-    def __init__(self, xp, size, dtype):
-        empty = _host_cache.empty if xp is numpy else xp.empty  # reused pages, not fresh ones each step
-        self.buffers = [empty((size,), dtype) for _ in range(2)]
+    def __init__(self, backend, size, dtype):
+        self.buffers = [backend.ops.reusable_empty((size,), dtype) for _ in range(2)]
         self.shape, self.count = (), 1
 
     def use(self, shape):
@@ -116,7 +110,8 @@ class _Scratch:
         return self.buffers[slot][:self.count].reshape(self.shape)
 
 
-def _run_host(update, xp, tasks, scalars, flags):
+def _run_host(update, backend, tasks, scalars, flags):
+    xp = backend.xp
     by_dtype = {}
     for arrays in tasks:
         by_dtype.setdefault(arrays[0].dtype, []).append(arrays)
@@ -124,7 +119,7 @@ def _run_host(update, xp, tasks, scalars, flags):
         compute = _compute_dtype(dtype)
         s = _typed(scalars, compute)
         s.__dict__.update(flags)
-        scratch = _Scratch(xp, max(a[0].size for a in group), compute)
+        scratch = _Scratch(backend, max(a[0].size for a in group), compute)
         for arrays in group:
             scratch.use(arrays[0].shape)
             if compute == dtype:
@@ -182,8 +177,8 @@ def _sgd_host(xp, arrays, s, scratch):
 
 
 def _adam_host(xp, arrays, s, scratch):
-    if xp is numpy and _host_kernels.adam(arrays, s):
-        return  # the same operations, one threaded pass
+    if _host_kernels.adam(arrays, s):
+        return  # the same operations, one threaded pass (contiguous host arrays)
     p, g, exp_avg, exp_avg_sq, max_exp_avg_sq = arrays
     if s.weight_decay != 0 and s.decoupled:
         p *= s.decay
@@ -224,8 +219,8 @@ def _rmsprop_host(xp, arrays, s, scratch):
 
 
 # ----- the CUDA path ----------------------------------------------------------------------------------------------
-_tables = {}  # recent pointer tables already on the device, by content
-_host_tables = {}  # recent pointer tables, by their tensors' pointers and sizes
+_tables: dict = {}  # recent pointer tables already on the device, by content
+_host_tables: dict = {}  # recent pointer tables, by their tensors' pointers and sizes
 _TABLES_KEPT = 32
 
 
@@ -264,9 +259,8 @@ def _new_launch_table(list_count, flat_pointers, flat_sizes):
     return numpy.concatenate([pointers.reshape(-1), sizes, block_tensor, block_start]), int(block_tensor.size)
 
 
-def _device_table(host_table, device):
-    return _remembered(_tables, (device.index, host_table.tobytes()),
-                       lambda: _backend.require_cupy().asarray(host_table))
+def _device_table(host_table, backend):
+    return _remembered(_tables, (backend.index, host_table.tobytes()), lambda: backend.xp.asarray(host_table))
 
 
 def launch_arguments(update, dtype, tasks, scalars, flags):
@@ -281,11 +275,11 @@ def launch_arguments(update, dtype, tasks, scalars, flags):
     return host_table, blocks, arguments
 
 
-def _launch(update, device, dtype, tasks, scalars, flags):
+def _launch(update, backend, dtype, tasks, scalars, flags):
     host_table, blocks, arguments = launch_arguments(update, dtype, tasks, scalars, flags)
     if blocks:
-        cuda_kernels.kernel(update.kernel_name, dtype)(
-            (blocks,), (THREADS,), (_device_table(host_table, device), *arguments))
+        backend.ops.multi_tensor_apply(update.kernel_name, dtype, blocks, THREADS,
+                                       (_device_table(host_table, backend), *arguments))
 
 
 # ----- the algorithms -------------------------------------------------------------------------------------------

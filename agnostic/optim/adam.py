@@ -13,6 +13,16 @@ class Adam(Optimizer):
     ``exp_avg``, ``exp_avg_sq`` and, with ``amsgrad``, ``max_exp_avg_sq``. On CUDA a group's parameters of one
     dtype update in one fused kernel (``foreach=False``: one by one); ``capturable`` and ``fused`` are accepted and
     change nothing.
+
+        >>> model = agnostic.nn.Linear(2, 1)
+        >>> optimizer = agnostic.optim.Adam(model.parameters(), lr=1e-3)
+        >>> before = model.bias.item()
+        >>> model(agnostic.ones(4, 2)).sum().backward()
+        >>> optimizer.step()
+        >>> round(before - model.bias.item(), 6)
+        0.001
+        >>> sorted(optimizer.state[model.bias])
+        ['exp_avg', 'exp_avg_sq', 'step']
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,

@@ -25,7 +25,19 @@ def _lrs(optimizer):
 class LRScheduler:
     """Base class, as ``torch.optim.lr_scheduler.LRScheduler``: the constructor records each group's
     ``initial_lr`` and takes the first step (epoch 0); ``step()`` advances ``last_epoch`` and writes the new
-    learning rates into the optimizer's groups; ``state_dict()`` is every attribute but the optimizer."""
+    learning rates into the optimizer's groups; ``state_dict()`` is every attribute but the optimizer.
+
+        >>> optimizer = agnostic.optim.SGD([agnostic.nn.Parameter(agnostic.zeros(1))], lr=1.0)
+        >>> class Halving(agnostic.optim.lr_scheduler.LRScheduler):
+        ...     def get_lr(self):
+        ...         return [base / 2 ** self.last_epoch for base in self.base_lrs]
+        >>> scheduler = Halving(optimizer)
+        >>> for _ in range(3):
+        ...     optimizer.step()
+        ...     scheduler.step()
+        >>> scheduler.get_last_lr()
+        [0.125]
+    """
 
     _get_lr_called_within_step = False
     _is_initial = False
@@ -104,7 +116,18 @@ class LRScheduler:
 
 
 class LambdaLR(LRScheduler):
-    """``lr = base_lr * lr_lambda(epoch)``, with one function for all groups or one per group."""
+    """``lr = base_lr * lr_lambda(epoch)``, with one function for all groups or one per group.
+
+        >>> optimizer = agnostic.optim.SGD([agnostic.nn.Parameter(agnostic.zeros(1))], lr=0.1)
+        >>> scheduler = agnostic.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 1 / (epoch + 1))
+        >>> lrs = []
+        >>> for _ in range(3):
+        ...     lrs.append(optimizer.param_groups[0]["lr"])
+        ...     optimizer.step()
+        ...     scheduler.step()
+        >>> [round(lr, 4) for lr in lrs]
+        [0.1, 0.05, 0.0333]
+    """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
@@ -139,7 +162,18 @@ class LambdaLR(LRScheduler):
 
 
 class StepLR(LRScheduler):
-    """Multiply the learning rate by ``gamma`` every ``step_size`` epochs."""
+    """Multiply the learning rate by ``gamma`` every ``step_size`` epochs.
+
+        >>> optimizer = agnostic.optim.SGD([agnostic.nn.Parameter(agnostic.zeros(1))], lr=1.0)
+        >>> scheduler = agnostic.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+        >>> lrs = []
+        >>> for _ in range(5):
+        ...     lrs.append(scheduler.get_last_lr()[0])
+        ...     optimizer.step()
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 1.0, 0.5, 0.5, 0.25]
+    """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = step_size
@@ -157,7 +191,18 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
-    """Multiply the learning rate by ``gamma`` at each milestone epoch (repeated milestones count each time)."""
+    """Multiply the learning rate by ``gamma`` at each milestone epoch (repeated milestones count each time).
+
+        >>> optimizer = agnostic.optim.SGD([agnostic.nn.Parameter(agnostic.zeros(1))], lr=1.0)
+        >>> scheduler = agnostic.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[1, 3], gamma=0.1)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(round(scheduler.get_last_lr()[0], 4))
+        ...     optimizer.step()
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.1, 0.1, 0.01]
+    """
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         self.milestones = Counter(milestones)
@@ -177,7 +222,16 @@ class MultiStepLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
-    """Multiply the learning rate by ``gamma`` every epoch."""
+    """Multiply the learning rate by ``gamma`` every epoch.
+
+        >>> optimizer = agnostic.optim.SGD([agnostic.nn.Parameter(agnostic.zeros(1))], lr=1.0)
+        >>> scheduler = agnostic.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.5)
+        >>> for _ in range(3):
+        ...     optimizer.step()
+        ...     scheduler.step()
+        >>> scheduler.get_last_lr()
+        [0.125]
+    """
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = gamma
@@ -195,7 +249,18 @@ class ExponentialLR(LRScheduler):
 
 class CosineAnnealingLR(LRScheduler):
     """``lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``, computed recursively from the
-    current learning rate as PyTorch does (so changes made to it between steps carry on)."""
+    current learning rate as PyTorch does (so changes made to it between steps carry on).
+
+        >>> optimizer = agnostic.optim.SGD([agnostic.nn.Parameter(agnostic.zeros(1))], lr=1.0)
+        >>> scheduler = agnostic.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=4)
+        >>> lrs = []
+        >>> for _ in range(5):
+        ...     lrs.append(round(scheduler.get_last_lr()[0], 4))
+        ...     optimizer.step()
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.8536, 0.5, 0.1464, 0.0]
+    """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max = T_max

@@ -37,6 +37,23 @@ class Optimizer:
 
     ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts (parameter groups, each with
     ``params`` and optional per-group hyperparameters); ``defaults`` gives the hyperparameters groups don't set.
+
+        >>> class SignSGD(agnostic.optim.Optimizer):
+        ...     def __init__(self, params, lr=0.01):
+        ...         super().__init__(params, dict(lr=lr))
+        ...     @agnostic.no_grad()
+        ...     def step(self):
+        ...         for group in self.param_groups:
+        ...             for p in group["params"]:
+        ...                 if p.grad is not None:
+        ...                     p.sub_(p.grad.sign(), alpha=group["lr"])
+        >>> w = agnostic.nn.Parameter(agnostic.tensor([1.0, -1.0]))
+        >>> optimizer = SignSGD([w], lr=0.5)
+        >>> (w * agnostic.tensor([3.0, 2.0])).sum().backward()
+        >>> optimizer.step()
+        >>> w
+        Parameter containing:
+        tensor([ 0.5000, -1.5000], requires_grad=True)
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -260,7 +277,7 @@ def advance(state):
     step = state["step"]
     if not isinstance(step, Tensor):
         step = state["step"] = wrap(numpy.array(float(step), numpy.float32), CPU)
-    if step._device is CPU:
+    if step._device.backend.host:  # a NumPy scalar update, without an op's dispatch
         step._data += 1
         return float(step._data)
     step.add_(1)

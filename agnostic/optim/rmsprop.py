@@ -12,6 +12,14 @@ class RMSprop(Optimizer):
     State per parameter: ``step``, ``square_avg``, and ``momentum_buffer`` / ``grad_avg`` when used. On CUDA a
     group's parameters of one dtype update in one fused kernel (``foreach=False``: one by one); ``capturable`` is
     accepted and changes nothing.
+
+        >>> w = agnostic.nn.Parameter(agnostic.tensor([1.0, -2.0]))
+        >>> optimizer = agnostic.optim.RMSprop([w], lr=0.01)
+        >>> (w ** 2).sum().backward()
+        >>> optimizer.step()
+        >>> w
+        Parameter containing:
+        tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,

@@ -21,6 +21,16 @@ class SGD(Optimizer):
 
     On CUDA all parameters of a group with one dtype update in one fused kernel (``foreach=False`` updates them one
     by one with ordinary array operations).
+
+        >>> w = agnostic.nn.Parameter(agnostic.tensor([1.0, 2.0]))
+        >>> optimizer = agnostic.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> for _ in range(2):
+        ...     optimizer.zero_grad()
+        ...     (w ** 2).sum().backward()
+        ...     optimizer.step()
+        >>> w
+        Parameter containing:
+        tensor([0.4600, 0.9200], requires_grad=True)
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,

@@ -291,23 +291,71 @@ def run(fn, args, device):
     return Outcome(value=snapshot(result), device=device)
 
 
-def on_all_devices(fn, *args, rtol=None, atol=None):
+def on_all_devices(fn, *args, rtol=None, atol=None, compute=None):
     """``fn(*args)`` on every device (arrays in ``args`` made tensors there); every device must agree with the
     CPU: the same error type, or results of the same dtype, shape and values on the device they were computed on.
-    Returns the CPU outcome."""
+    Returns the CPU outcome.
+
+    ``compute`` names the dtype the op computes in. Where it is float32 or complex64, CUDA reads the operands'
+    float32 subnormals (once cast to it) as zeros, as CuPy compiles every kernel with ``-ftz=true``: CUDA is
+    compared with the CPU's result of the operands flushed so (``0 ** 1e-40`` is 0 on the CPU, ``0 ** 0`` is 1)."""
     cpu = run(fn, args, "cpu")
+    flushed = flush_subnormals(args, compute)
+    reference = cpu if flushed is args else run(fn, flushed, "cpu")
     for device in DEVICES:
         if device == "cpu":
             _check_placement(cpu.value, "cpu")
             continue
         other = run(fn, args, device)
-        assert other.error == cpu.error, (
+        assert other.error == reference.error, (
             f"{device} gave {other.error and other.error.__name__} ({other.message}) but cpu gave "
-            f"{cpu.error and cpu.error.__name__} ({cpu.message})")
-        if cpu.error is None:
+            f"{reference.error and reference.error.__name__} ({reference.message})")
+        if reference.error is None:
             _check_placement(other.value, device)
-            assert_same(other.value, cpu.value, rtol=rtol, atol=atol, where=f"{device} vs cpu")
+            assert_same(other.value, reference.value, rtol=rtol, atol=atol, where=f"{device} vs cpu")
     return cpu
+
+
+FLUSHED = ("float32", "complex64")  # compute dtypes whose subnormal parts CuPy's kernels flush (-ftz=true)
+
+
+def flush_subnormals(args, compute):
+    """``args`` as CUDA reads them in an op that computes in ``compute``: for float32 and complex64, each float part
+    that is a float32 subnormal once cast to float32 becomes a zero of its sign, in the argument's own dtype.
+    ``args`` itself where nothing changes."""
+    if compute not in FLUSHED:
+        return args
+    flushed = tuple(_flushed(value) for value in args)
+    return args if all(new is old for new, old in zip(flushed, args)) else flushed
+
+
+def _flushed(value):
+    if isinstance(value, float):
+        return math.copysign(0.0, value) if _float32_subnormal(np.float64(value)) else value
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc" or value.dtype.itemsize < 4:
+        return value  # float16 never casts to a float32 subnormal
+    parts = (value.real, value.imag) if value.dtype.kind == "c" else (value,)
+    if not any(_float32_subnormal(part).any() for part in parts):
+        return value
+    flushed = value.copy()
+    for part in ((flushed.real, flushed.imag) if value.dtype.kind == "c" else (flushed,)):
+        part[...] = np.where(_float32_subnormal(part), np.copysign(0, part), part)
+    return flushed
+
+
+def _float32_subnormal(values):
+    with np.errstate(all="ignore"):
+        as_float32 = np.asarray(values).astype(np.float32)
+    return (as_float32 != 0) & (np.abs(as_float32) < np.finfo(np.float32).tiny)
+
+
+def flush_float32(array):
+    """A float32 or complex64 array as CuPy's kernels write it (-ftz=true): subnormal parts as zeros of their
+    sign. Other dtypes as they are."""
+    array = np.asarray(array)
+    if array.dtype.name not in FLUSHED:
+        return array
+    return _flushed(array)
 
 
 def _check_placement(value, device):
@@ -383,9 +431,18 @@ def check_tensor(outcome, expected, dtype, rtol=None, atol=None):
 
 
 def cast(value, name):
-    """A NumPy array or Python number as an array of dtype ``name`` (C-style conversion, wrapping integers)."""
+    """A NumPy array or Python number as an array of dtype ``name``, as PyTorch converts: integers wrap; a float
+    becomes an integer through int64 (for uint8 and int64) or int32 (the others), truncated, NaN and values outside
+    that type's range giving its minimum (c10's conversions on x86-64)."""
+    array = np.asarray(value)
     with np.errstate(all="ignore"):
-        return np.asarray(value).astype(np_dtype(name))
+        if array.dtype.kind == "f" and name in INTS:
+            wide_dtype = np.int64 if name in ("uint8", "int64") else np.int32
+            info = np.iinfo(wide_dtype)
+            inside = (array >= np.float64(info.min)) & (array < -np.float64(info.min))  # compared in float64
+            array = np.where(inside, array, 0).astype(wide_dtype)
+            array[~inside] = info.min
+        return array.astype(np_dtype(name))
 
 
 def wide(array):
@@ -412,7 +469,8 @@ def numel(shape):
 __all__ = [
     "ALL", "BITS", "BOOL", "CATEGORY", "COMPLEX", "DEVICES", "FLOATS", "INTS", "NUMERIC", "REAL", "Outcome", "Snap",
     "ag_dtype", "arrays", "assert_same", "assert_values", "broadcast_or_none", "broadcast_pair", "broadcastable_pair",
-    "cast", "check_tensor", "elements", "empty_shapes", "fewer_examples", "float_result", "mismatched_pair",
+    "cast", "check_tensor", "elements", "empty_shapes", "fewer_examples", "float_result", "flush_float32",
+    "flush_subnormals", "mismatched_pair",
     "np_dtype", "numel", "on_all_devices", "operand_dtype", "scalar_dtype", "scalars", "shapes", "torch_promote",
     "torch_result_type", "wide",
 ]

@@ -5,7 +5,7 @@ import operator
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -163,7 +163,7 @@ def test_binary_tensor_tensor(op, first, pair, second, data):
     a, b = _operands_for(op, data.draw, pair[0], pair[1], first, second)
     expected = _expected_binary(op, a, b)
     assume(expected is not None)
-    _check(on_all_devices(op.call, a, b), expected)
+    _check(on_all_devices(op.call, a, b, compute=op.compute(torch_result_type(a, b))), expected)
 
 
 @given(op=st.sampled_from(BINARY), pair=mismatched_pair(max_dims=3, max_side=3),
@@ -227,7 +227,26 @@ def test_zero_dim_tensor_tier(op, shape, names, data):
     for x, y in ((a, b), (b, a)):
         expected = _expected_binary(op, x, y)
         assume(expected is not None)
-        _check(on_all_devices(op.call, x, y), expected)
+        _check(on_all_devices(op.call, x, y, compute=op.compute(torch_result_type(x, y))), expected)
+
+
+_LARGEST_SUBNORMAL = float(np.nextafter(np.finfo(np.float32).tiny, np.float32(0)))
+
+
+@pytest.mark.parametrize("op", [BY_NAME[n] for n in ("pow", "div", "floor_divide", "remainder", "mul")],
+                         ids=lambda op: op.name)
+@given(a=arrays("float32", (3,), -6, 6),
+       tiny=st.floats(-_LARGEST_SUBNORMAL, _LARGEST_SUBNORMAL, width=32).filter(lambda x: x != 0))
+@example(a=np.array([0.0, 2.0, -0.5], np.float32), tiny=1e-40)  # GPU dev profile: pow gave 1 on CUDA, 0 on the CPU
+def test_a_float32_subnormal_operand_is_zero_on_cuda(op, a, tiny):
+    """A float64 0-dim operand beside a float32 tensor computes in float32, where ``tiny`` is a subnormal: the CPU
+    computes with it (``0 ** 1e-40`` is 0, as PyTorch on either device), CUDA reads it as a zero of its sign, as
+    every CuPy kernel does (-ftz=true; ``0 ** 0`` is 1). The CPU's values, and on CUDA exactly those of a zero."""
+    b = np.array(tiny, np.float64)
+    expected = _expected_binary(op, a, b)
+    assume(expected[0] == "ok")
+    outcome = on_all_devices(op.call, a, b, compute="float32")
+    _check(outcome, expected)
 
 
 @given(shape=shapes(), name=st.sampled_from(INTS), data=st.data())
@@ -248,7 +267,7 @@ def test_div_rounding_modes(pair, names, data):
     b = data.draw(arrays(names[1], pair[1]))
     promoted = torch_result_type(a, b)
     for mode in ("trunc", "floor"):
-        outcome = on_all_devices(lambda x, y: agnostic.div(x, y, rounding_mode=mode), a, b)
+        outcome = on_all_devices(lambda x, y: agnostic.div(x, y, rounding_mode=mode), a, b, compute=promoted)
         if CATEGORY[promoted] in (0, 3):  # "div_trunc_cpu"/"div_floor_cpu" not implemented for 'Bool'/complex
             outcome.raises(RuntimeError)
             continue

@@ -1,11 +1,7 @@
-"""Column sums of a 2-D gradient (a bias gradient), made once per layer per training step. On CUDA, one small kernel:
-CuPy's generic reduction costs several times more host time per call; each column is summed in a fixed order. On the
-CPU, ``ones @ rows``: BLAS's matrix-vector product runs on its threads, where NumPy's sum takes one core."""
+"""Column sums of a 2-D gradient (a bias gradient), made once per layer per training step, by each backend's own
+``column_sums`` (one small kernel on CUDA, a BLAS matrix-vector product on the CPU)."""
 
 import numpy
-
-from ... import _backend, _host_blas
-from ..._backends import cuda_kernels
 
 _FLOATS = frozenset((numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)))
 
@@ -15,14 +11,6 @@ def supports(array):
     return array.ndim == 2 and array.dtype in _FLOATS and array.flags.c_contiguous
 
 
-def column_sums(array):
-    """``array.sum(0)`` for an array that ``supports``, with its device current."""
-    if type(array) is numpy.ndarray:
-        return numpy.matmul(_host_blas.ones(array.shape[0], array.dtype), array)
-    cupy = _backend.require_cupy()
-    n_rows, n_cols = array.shape
-    out = cupy.empty(n_cols, array.dtype)
-    if n_cols:
-        cuda_kernels.kernel("agnostic_column_sums", array.dtype)(
-            ((n_cols + 31) // 32,), (32, 32), (array, out, numpy.int64(n_rows), numpy.int64(n_cols)))
-    return out
+def column_sums(array, device):
+    """``array.sum(0)`` for an array of ``device`` that ``supports``, with its device current."""
+    return device.backend.ops.column_sums(array)

@@ -72,7 +72,16 @@ def windows(input, kernel, dilation, padding, stride, fill=0.0, output=None):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """im2col: (N, C, H, W) -> (N, C*kh*kw, L), each column one sliding window (3-D input: unbatched)."""
+    """im2col: (N, C, H, W) -> (N, C*kh*kw, L), each column one sliding window (3-D input: unbatched).
+
+        >>> import agnostic.nn.functional as F
+        >>> x = agnostic.arange(9.0).reshape(1, 1, 3, 3)
+        >>> F.unfold(x, kernel_size=2)
+        tensor([[[0., 1., 3., 4.],
+                 [1., 2., 4., 5.],
+                 [3., 4., 6., 7.],
+                 [4., 5., 7., 8.]]])
+    """
     unbatched = input.dim() == 3
     if unbatched:
         input = input.unsqueeze(0)
@@ -86,7 +95,15 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """col2im, the adjoint of ``unfold``: (N, C*kh*kw, L) -> (N, C, H, W), overlapping values summed."""
+    """col2im, the adjoint of ``unfold``: (N, C*kh*kw, L) -> (N, C, H, W), overlapping values summed.
+
+        >>> import agnostic.nn.functional as F
+        >>> columns = F.unfold(agnostic.ones(1, 1, 3, 3), kernel_size=2)
+        >>> F.fold(columns, output_size=(3, 3), kernel_size=2)
+        tensor([[[[1., 2., 1.],
+                  [2., 4., 2.],
+                  [1., 2., 1.]]]])
+    """
     unbatched = input.dim() == 2
     if unbatched:
         input = input.unsqueeze(0)
@@ -125,7 +142,17 @@ def _conv_padding(padding, kernel, dilation, stride):
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-D cross-correlation of (N, C, H, W) input (or unbatched (C, H, W)) with (O, C/groups, kh, kw) weights."""
+    """2-D cross-correlation of (N, C, H, W) input (or unbatched (C, H, W)) with (O, C/groups, kh, kw) weights.
+
+        >>> import agnostic.nn.functional as F
+        >>> x = agnostic.arange(16.0).reshape(1, 1, 4, 4)
+        >>> weight = agnostic.ones(1, 1, 2, 2)
+        >>> F.conv2d(x, weight, stride=2)
+        tensor([[[[10., 18.],
+                  [42., 50.]]]])
+        >>> F.conv2d(x, weight, padding=1).shape
+        agnostic.Size([1, 1, 5, 5])
+    """
     unbatched = input.dim() == 3
     if unbatched:
         input = input.unsqueeze(0)

@@ -60,12 +60,19 @@ class _Linear(Function):
             grad_weight = matmul_arrays(device, rows.T, x.reshape(-1, x.shape[-1])) if needs_weight else None
             grad_bias = None
             if needs_bias:
-                grad_bias = _column_sums.column_sums(rows) if _column_sums.supports(rows) else rows.sum(0)
+                grad_bias = _column_sums.column_sums(rows, device) if _column_sums.supports(rows) else rows.sum(0)
         return tuple(None if array is None else wrap(array, device) for array in (grad_input, grad_weight, grad_bias))
 
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias`` over the last dimension of ``input`` (any leading dimensions)."""
+    """``input @ weight.T + bias`` over the last dimension of ``input`` (any leading dimensions).
+
+        >>> import agnostic.nn.functional as F
+        >>> x = agnostic.tensor([[1.0, 2.0]])
+        >>> weight = agnostic.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+        >>> F.linear(x, weight, bias=agnostic.tensor([0.0, 0.5, -1.0]))
+        tensor([[1.0000, 3.5000, 3.0000]])
+    """
     if input.dim() == 0 or weight.dim() not in (1, 2):
         raise RuntimeError(f"linear(): expected input with at least 1 dimension and a 1-D or 2-D weight, got "
                            f"{input.dim()}-D input and {weight.dim()}-D weight")

@@ -46,7 +46,14 @@ def _broadcast_with_warning(input, target):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Squared error ``(input - target)^2``, reduced by ``reduction`` ('mean', 'sum' or 'none')."""
+    """Squared error ``(input - target)^2``, reduced by ``reduction`` ('mean', 'sum' or 'none').
+
+        >>> import agnostic.nn.functional as F
+        >>> F.mse_loss(agnostic.tensor([1.0, 2.0, 3.0]), agnostic.tensor([1.0, 0.0, 0.0]))
+        tensor(4.3333)
+        >>> F.mse_loss(agnostic.tensor([1.0, 2.0]), agnostic.tensor([0.0, 0.0]), reduction="sum")
+        tensor(5.)
+    """
     reduction = _reduction(size_average, reduce, reduction)
     input, target = _broadcast_with_warning(input, target)
     difference = agnostic.sub(input, target)
@@ -57,7 +64,12 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Absolute error ``|input - target|``, reduced by ``reduction``."""
+    """Absolute error ``|input - target|``, reduced by ``reduction``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.l1_loss(agnostic.tensor([1.0, 2.0, 3.0]), agnostic.tensor([1.0, 0.0, 0.0]), reduction="none")
+        tensor([0., 2., 3.])
+    """
     reduction = _reduction(size_average, reduce, reduction)
     input, target = _broadcast_with_warning(input, target)
     loss = agnostic.abs(agnostic.sub(input, target))
@@ -115,7 +127,15 @@ def _picked_and_weights(input, target, weight, ignore_index):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices: ``-weight[t] * input[n, t]``; 'mean' divides by the summed
-    weights of the targets not equal to ``ignore_index``."""
+    weights of the targets not equal to ``ignore_index``.
+
+        >>> import agnostic.nn.functional as F
+        >>> log_probs = F.log_softmax(agnostic.tensor([[2.0, 0.5, -1.0], [0.0, 1.0, 0.0]]), dim=1)
+        >>> F.nll_loss(log_probs, agnostic.tensor([0, 1]))
+        tensor(0.3964)
+        >>> F.nll_loss(log_probs, agnostic.tensor([0, -100]))
+        tensor(0.2413)
+    """
     reduction = _reduction(size_average, reduce, reduction)
     _check_targets(input, target)
     unbatched = input.dim() == 1
@@ -134,7 +154,17 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """``nll_loss(log_softmax(input, 1), target)`` for class indices, or ``-sum(target * log_softmax)`` for class
-    probabilities (``target`` shaped like ``input``); ``label_smoothing`` mixes in the uniform distribution."""
+    probabilities (``target`` shaped like ``input``); ``label_smoothing`` mixes in the uniform distribution.
+
+        >>> import agnostic.nn.functional as F
+        >>> logits = agnostic.tensor([[2.0, 0.5, -1.0], [0.0, 1.0, 0.0]])
+        >>> F.cross_entropy(logits, agnostic.tensor([0, 1]))
+        tensor(0.3964)
+        >>> F.cross_entropy(logits, agnostic.tensor([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]))
+        tensor(0.6464)
+        >>> F.cross_entropy(logits, agnostic.tensor([0, 1]), weight=agnostic.tensor([1.0, 3.0, 1.0]))
+        tensor(0.4739)
+    """
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -218,7 +248,12 @@ class _BinaryCrossEntropy(Function):
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """``-weight * (target * log(input) + (1 - target) * log(1 - input))`` for probabilities ``input`` in [0, 1]
-    (each log clamped at -100, as PyTorch)."""
+    (each log clamped at -100, as PyTorch).
+
+        >>> import agnostic.nn.functional as F
+        >>> F.binary_cross_entropy(agnostic.tensor([0.9, 0.2]), agnostic.tensor([1.0, 0.0]))
+        tensor(0.1643)
+    """
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
@@ -234,7 +269,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """``binary_cross_entropy(sigmoid(input), target)`` computed stably from logits:
-    ``(1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x))``, times ``weight``."""
+    ``(1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x))``, times ``weight``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.binary_cross_entropy_with_logits(agnostic.tensor([2.0, -1.0]), agnostic.tensor([1.0, 0.0]))
+        tensor(0.2201)
+    """
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")

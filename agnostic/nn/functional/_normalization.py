@@ -19,7 +19,16 @@ def _normalized(input, mean, var, eps, weight, bias, shape):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize each channel (dim 1) by the batch's mean and biased variance when ``training`` (then also update
     the running statistics in place: ``running = (1 - momentum) * running + momentum * batch``, with the unbiased
-    variance), else by the running statistics."""
+    variance), else by the running statistics.
+
+        >>> import agnostic.nn.functional as F
+        >>> running_mean, running_var = agnostic.zeros(2), agnostic.ones(2)
+        >>> F.batch_norm(agnostic.tensor([[1.0, 10.0], [3.0, 30.0]]), running_mean, running_var, training=True)
+        tensor([[-1.0000, -1.0000],
+                [ 1.0000,  1.0000]])
+        >>> running_mean, running_var
+        (tensor([0.2000, 2.0000]), tensor([ 1.1000, 20.9000]))
+    """
     size = input.shape
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected at least 2D input (got {input.dim()}D input)")
@@ -46,7 +55,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Normalize over the trailing ``normalized_shape`` dimensions (biased variance), then scale and shift."""
+    """Normalize over the trailing ``normalized_shape`` dimensions (biased variance), then scale and shift.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.layer_norm(agnostic.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 6.0]]), normalized_shape=(3,))
+        tensor([[-1.2247,  0.0000,  1.2247],
+                [-0.7071, -0.7071,  1.4142]])
+    """
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     count = len(normalized_shape)
     if count == 0 or tuple(input.shape[input.dim() - count:]) != normalized_shape or input.dim() < count:

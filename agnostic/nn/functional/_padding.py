@@ -65,6 +65,14 @@ def pad(input, pad, mode="constant", value=None):
 
     ``constant`` fills with ``value`` (0 by default; negative amounts crop); ``reflect`` mirrors without repeating
     the edge, ``replicate`` repeats the edge, ``circular`` wraps around.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.pad(agnostic.tensor([[1, 2], [3, 4]]), (1, 0, 0, 1))
+        tensor([[0, 1, 2],
+                [0, 3, 4],
+                [0, 0, 0]])
+        >>> F.pad(agnostic.tensor([[1.0, 2.0, 3.0]]), (2, 2), mode="reflect")
+        tensor([[3., 2., 1., 2., 3., 2., 1.]])
     """
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:

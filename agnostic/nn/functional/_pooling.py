@@ -50,7 +50,15 @@ def _lowest(dtype):
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """Maximum over each window; with ``return_indices`` also each maximum's flat index into its input plane."""
+    """Maximum over each window; with ``return_indices`` also each maximum's flat index into its input plane.
+
+        >>> import agnostic.nn.functional as F
+        >>> x = agnostic.tensor([[[[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 8.0, 6.0]]]])
+        >>> F.max_pool2d(x, 2)
+        tensor([[[[5., 8.]]]])
+        >>> F.max_pool2d(x, 2, return_indices=True)[1]
+        tensor([[[[1, 6]]]])
+    """
     batched, unbatched = _batched(input, "max_pool2d")
     kernel, stride, padding, dilation, pads, output = _geometry(batched, kernel_size, stride, padding, dilation,
                                                                 ceil_mode)
@@ -82,7 +90,16 @@ def _divisors(size, kernel, stride, pad, output, count_include_pad):
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """Mean over each window; padding counts in the divisor with ``count_include_pad`` (windows reaching past
-    the padded input under ``ceil_mode`` never count the overhang); ``divisor_override`` replaces the divisor."""
+    the padded input under ``ceil_mode`` never count the overhang); ``divisor_override`` replaces the divisor.
+
+        >>> import agnostic.nn.functional as F
+        >>> x = agnostic.tensor([[[[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 8.0, 6.0]]]])
+        >>> F.avg_pool2d(x, 2)
+        tensor([[[[3.2500, 4.0000]]]])
+        >>> F.avg_pool2d(x, 2, padding=1, count_include_pad=False)
+        tensor([[[[1.0000, 3.5000, 0.0000],
+                  [3.0000, 6.0000, 6.0000]]]])
+    """
     batched, unbatched = _batched(input, "avg_pool2d")
     kernel, stride, padding, _, pads, output = _geometry(batched, kernel_size, stride, padding, 1, ceil_mode)
     sums = windows(batched, kernel, (1, 1), pads, stride, 0.0, output).sum(dim=2)

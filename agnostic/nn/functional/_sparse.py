@@ -51,6 +51,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Look up rows of ``weight`` (num_embeddings, dim) at integer ``input``: output shape ``input.shape + (dim,)``.
 
     ``padding_idx`` rows get no gradient; ``max_norm`` renormalizes the used rows in place first.
+
+        >>> import agnostic.nn.functional as F
+        >>> weight = agnostic.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]])
+        >>> F.embedding(agnostic.tensor([2, 0, 2]), weight)
+        tensor([[2., 4.],
+                [0., 0.],
+                [2., 4.]])
     """
     if input.dtype not in (agnostic.int64, agnostic.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
@@ -72,7 +79,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 
 def one_hot(tensor, num_classes=-1):
-    """int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each index (``-1``: max + 1)."""
+    """int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each index (``-1``: max + 1).
+
+        >>> import agnostic.nn.functional as F
+        >>> F.one_hot(agnostic.tensor([0, 2, 1]))
+        tensor([[1, 0, 0],
+                [0, 0, 1],
+                [0, 1, 0]])
+        >>> F.one_hot(agnostic.tensor([1]), num_classes=4)
+        tensor([[0, 1, 0, 0]])
+    """
     if tensor.dtype is not agnostic.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:

@@ -92,7 +92,14 @@ default_collate_fn_map = {
 
 def collate(batch, *, collate_fn_map=None):
     """Merge a list of samples into a batch: ``collate_fn_map`` maps an element type (or a base of it) to a
-    function; mappings, namedtuples and sequences are collated field by field, as ``torch.utils.data._utils``'s."""
+    function; mappings, namedtuples and sequences are collated field by field, as ``torch.utils.data._utils``'s.
+
+        >>> def collate_ints(batch, *, collate_fn_map=None):
+        ...     return sum(batch)
+        >>> batch = [{"a": 1, "b": 2}, {"a": 10, "b": 20}]
+        >>> agnostic.utils.data.collate(batch, collate_fn_map={int: collate_ints})
+        {'a': 11, 'b': 22}
+    """
     elem = batch[0]
     elem_type = type(elem)
     if collate_fn_map is not None:
@@ -120,13 +127,27 @@ def collate(batch, *, collate_fn_map=None):
 def default_collate(batch):
     """PyTorch's ``default_collate``: tensors are stacked along a new first dimension; NumPy arrays and scalars
     become tensors first; Python floats a float64 tensor, ints (and bools) an int64 tensor; strings stay a list;
-    dicts, namedtuples, tuples (as lists) and lists are collated per field."""
+    dicts, namedtuples, tuples (as lists) and lists are collated per field.
+
+        >>> agnostic.utils.data.default_collate([agnostic.tensor([1, 2]), agnostic.tensor([3, 4])])
+        tensor([[1, 2],
+                [3, 4]])
+        >>> agnostic.utils.data.default_collate([(1.0, "a"), (2.0, "b")])
+        [tensor([1., 2.], dtype=agnostic.float64), ('a', 'b')]
+        >>> agnostic.utils.data.default_collate([{"x": 1}, {"x": 2}])
+        {'x': tensor([1, 2])}
+    """
     return collate(batch, collate_fn_map=default_collate_fn_map)
 
 
 def default_convert(data):
     """PyTorch's ``default_convert`` (used when ``batch_size=None``): NumPy arrays and scalars become tensors,
-    inside mappings, namedtuples and sequences too; everything else is returned as is."""
+    inside mappings, namedtuples and sequences too; everything else is returned as is.
+
+        >>> import numpy
+        >>> agnostic.utils.data.default_convert({"x": numpy.array([1, 2]), "name": "sample"})
+        {'x': tensor([1, 2]), 'name': 'sample'}
+    """
     from ...ops.creation import as_tensor
 
     if isinstance(data, Tensor):

@@ -16,7 +16,16 @@ _worker_info = None
 
 
 class WorkerInfo:
-    """Describes the current worker: ``id``, ``num_workers``, ``seed`` and its copy of the ``dataset``."""
+    """Describes the current worker: ``id``, ``num_workers``, ``seed`` and its copy of the ``dataset``.
+
+        >>> info = agnostic.utils.data.WorkerInfo(id=0, num_workers=2, seed=7, dataset=range(4))
+        >>> info
+        WorkerInfo(id=0, num_workers=2, seed=7, dataset=range(0, 4))
+        >>> info.id = 1
+        Traceback (most recent call last):
+            ...
+        RuntimeError: Cannot assign attributes to WorkerInfo objects
+    """
 
     __initialized = False
 
@@ -37,7 +46,17 @@ class WorkerInfo:
 
 
 def get_worker_info():
-    """In a DataLoader worker process, its ``WorkerInfo``; None in the main process (as PyTorch)."""
+    """In a DataLoader worker process, its ``WorkerInfo``; None in the main process (as PyTorch).
+
+        >>> agnostic.utils.data.get_worker_info() is None
+        True
+        >>> def worker_ids(batch):
+        ...     return agnostic.utils.data.get_worker_info().id
+        >>> loader = agnostic.utils.data.DataLoader(range(4), batch_size=2, num_workers=2, collate_fn=worker_ids,
+        ...                                         multiprocessing_context="fork")
+        >>> list(loader)
+        [0, 1]
+    """
     return _worker_info
 
 

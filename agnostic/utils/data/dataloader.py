@@ -15,7 +15,8 @@ from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
-_exiting = []  # non-empty once the interpreter exits: queues can no longer reach the workers, so don't wait on them
+# Non-empty once the interpreter exits: queues can no longer reach the workers, so don't wait on them.
+_exiting: list = []
 
 
 @atexit.register
@@ -49,6 +50,15 @@ class DataLoader:
     called in each, ``persistent_workers`` kept across epochs, ``timeout`` seconds at most per batch, and batches
     come out in sampler order (``in_order=False``: as they arrive). ``pin_memory`` returns page-locked batches (a
     background thread pins them when workers are used); without CUDA it warns and does not pin, as PyTorch.
+
+        >>> dataset = agnostic.utils.data.TensorDataset(agnostic.arange(10.0), agnostic.arange(10) % 2)
+        >>> loader = agnostic.utils.data.DataLoader(dataset, batch_size=4, shuffle=True,
+        ...                                         generator=agnostic.Generator().manual_seed(0))
+        >>> [labels.shape[0] for _, labels in loader]
+        [4, 4, 2]
+        >>> x, y = next(iter(agnostic.utils.data.DataLoader(dataset, batch_size=3)))
+        >>> x, y
+        (tensor([0., 1., 2.]), tensor([0, 1, 0]))
     """
 
     __initialized = False

@@ -7,7 +7,17 @@ import warnings
 
 class Dataset:
     """A map-style dataset, as ``torch.utils.data.Dataset``: subclasses define ``__getitem__`` (and usually
-    ``__len__``); ``a + b`` concatenates."""
+    ``__len__``); ``a + b`` concatenates.
+
+        >>> class Squares(agnostic.utils.data.Dataset):
+        ...     def __len__(self):
+        ...         return 4
+        ...     def __getitem__(self, index):
+        ...         return agnostic.tensor(float(index)), agnostic.tensor(float(index) ** 2)
+        >>> x, y = next(iter(agnostic.utils.data.DataLoader(Squares(), batch_size=4)))
+        >>> y
+        tensor([0., 1., 4., 9.])
+    """
 
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
@@ -18,7 +28,14 @@ class Dataset:
 
 class IterableDataset(Dataset):
     """A dataset that is a stream, as ``torch.utils.data.IterableDataset``: subclasses define ``__iter__``. With
-    worker processes each worker iterates its own copy (split the work with ``get_worker_info()``)."""
+    worker processes each worker iterates its own copy (split the work with ``get_worker_info()``).
+
+        >>> class Countdown(agnostic.utils.data.IterableDataset):
+        ...     def __iter__(self):
+        ...         return iter(range(5, 0, -1))
+        >>> list(agnostic.utils.data.DataLoader(Countdown(), batch_size=2))
+        [tensor([5, 4]), tensor([3, 2]), tensor([1])]
+    """
 
     def __iter__(self):
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
@@ -28,7 +45,13 @@ class IterableDataset(Dataset):
 
 
 class TensorDataset(Dataset):
-    """Samples are ``tuple(t[index] for t in tensors)``; all tensors share their first dimension."""
+    """Samples are ``tuple(t[index] for t in tensors)``; all tensors share their first dimension.
+
+        >>> features, labels = agnostic.arange(6.0).reshape(3, 2), agnostic.tensor([0, 1, 0])
+        >>> dataset = agnostic.utils.data.TensorDataset(features, labels)
+        >>> len(dataset), dataset[1]
+        (3, (tensor([2., 3.]), tensor(1)))
+    """
 
     def __init__(self, *tensors):
         if any(tensors[0].size(0) != t.size(0) for t in tensors):
@@ -43,7 +66,12 @@ class TensorDataset(Dataset):
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``, in that order."""
+    """The samples of ``dataset`` at ``indices``, in that order.
+
+        >>> subset = agnostic.utils.data.Subset(agnostic.arange(10) * 10, [7, 2])
+        >>> len(subset), subset[0], subset[1]
+        (2, tensor(70), tensor(20))
+    """
 
     def __init__(self, dataset, indices):
         self.dataset = dataset
@@ -64,7 +92,12 @@ class Subset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    """Map-style datasets one after the other; negative indices count from the end."""
+    """Map-style datasets one after the other; negative indices count from the end.
+
+        >>> both = agnostic.utils.data.ConcatDataset([[1, 2, 3], [10, 20]])
+        >>> len(both), both[3], both[-1]
+        (5, 10, 20)
+    """
 
     @staticmethod
     def cumsum(sequence):
@@ -97,7 +130,16 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """Iterable datasets one after the other."""
+    """Iterable datasets one after the other.
+
+        >>> class Letters(agnostic.utils.data.IterableDataset):
+        ...     def __init__(self, text):
+        ...         self.text = text
+        ...     def __iter__(self):
+        ...         return iter(self.text)
+        >>> list(agnostic.utils.data.ChainDataset([Letters("ab"), Letters("cde")]))
+        ['a', 'b', 'c', 'd', 'e']
+    """
 
     def __init__(self, datasets):
         self.datasets = datasets
@@ -120,7 +162,15 @@ class ChainDataset(IterableDataset):
 def random_split(dataset, lengths, generator=None):
     """Split ``dataset`` into non-overlapping ``Subset``s of the given lengths (or fractions summing to 1, rounded
     down with the remainder spread one by one from the first), in the order of ``agnostic.randperm(len(dataset),
-    generator=generator)``: the same seed gives the same split everywhere."""
+    generator=generator)``: the same seed gives the same split everywhere.
+
+        >>> generator = agnostic.Generator().manual_seed(0)
+        >>> train, test = agnostic.utils.data.random_split(range(10), [0.8, 0.2], generator=generator)
+        >>> len(train), len(test)
+        (8, 2)
+        >>> sorted(list(train) + list(test)) == list(range(10))
+        True
+    """
     from ...ops.random import randperm
 
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

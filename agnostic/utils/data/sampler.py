@@ -18,7 +18,19 @@ def _fresh_generator():
 
 
 class Sampler:
-    """Base class: an iterable over dataset indices (or over lists of them, for batch samplers)."""
+    """Base class: an iterable over dataset indices (or over lists of them, for batch samplers).
+
+        >>> class EvenIndices(agnostic.utils.data.Sampler):
+        ...     def __init__(self, data_source):
+        ...         self.data_source = data_source
+        ...     def __iter__(self):
+        ...         return iter(range(0, len(self.data_source), 2))
+        ...     def __len__(self):
+        ...         return (len(self.data_source) + 1) // 2
+        >>> data = [10, 11, 12, 13, 14]
+        >>> list(agnostic.utils.data.DataLoader(data, sampler=EvenIndices(data), batch_size=None))
+        [10, 12, 14]
+    """
 
     def __init__(self, data_source=None):
         pass
@@ -28,7 +40,11 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    """``0, 1, ..., len(data_source) - 1``."""
+    """``0, 1, ..., len(data_source) - 1``.
+
+        >>> list(agnostic.utils.data.SequentialSampler(range(4)))
+        [0, 1, 2, 3]
+    """
 
     def __init__(self, data_source):
         self.data_source = data_source
@@ -42,7 +58,14 @@ class SequentialSampler(Sampler):
 
 class RandomSampler(Sampler):
     """A random order from ``agnostic.randperm`` (or ``num_samples`` draws with ``replacement``), from
-    ``generator`` or, without one, a generator seeded from the default one at each epoch."""
+    ``generator`` or, without one, a generator seeded from the default one at each epoch.
+
+        >>> sampler = agnostic.utils.data.RandomSampler(range(5), generator=agnostic.Generator().manual_seed(0))
+        >>> sorted(sampler)
+        [0, 1, 2, 3, 4]
+        >>> len(list(agnostic.utils.data.RandomSampler(range(5), replacement=True, num_samples=8)))
+        8
+    """
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source = data_source
@@ -77,7 +100,12 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The given ``indices`` in a random order (``agnostic.randperm``), without replacement."""
+    """The given ``indices`` in a random order (``agnostic.randperm``), without replacement.
+
+        >>> sampler = agnostic.utils.data.SubsetRandomSampler([3, 5, 8], generator=agnostic.Generator().manual_seed(0))
+        >>> sorted(sampler)
+        [3, 5, 8]
+    """
 
     def __init__(self, indices, generator=None):
         self.indices = indices
@@ -92,7 +120,14 @@ class SubsetRandomSampler(Sampler):
 
 
 class BatchSampler(Sampler):
-    """Lists of ``batch_size`` indices from ``sampler``; the last, shorter one is dropped with ``drop_last``."""
+    """Lists of ``batch_size`` indices from ``sampler``; the last, shorter one is dropped with ``drop_last``.
+
+        >>> sequential = agnostic.utils.data.SequentialSampler(range(5))
+        >>> list(agnostic.utils.data.BatchSampler(sequential, batch_size=2, drop_last=False))
+        [[0, 1], [2, 3], [4]]
+        >>> list(agnostic.utils.data.BatchSampler(sequential, batch_size=2, drop_last=True))
+        [[0, 1], [2, 3]]
+    """
 
     def __init__(self, sampler, batch_size, drop_last):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:

@@ -1,4 +1,5 @@
-"""erf and erfinv on backend arrays: a float64-accurate NumPy erf (fdlibm's), CuPy's own on CUDA.
+"""erf and erfinv on backend arrays: a float64-accurate NumPy erf (fdlibm's, the CPU's; CUDA has CuPy's own),
+and erfinv for any backend.
 
 NumPy has no erf and agnostic depends on NumPy alone, so this ports fdlibm's ``s_erf.c`` (Sun Microsystems, the
 algorithm behind glibc's and Go's erf; error below 1 ulp) to vectorized NumPy. Lower precisions compute in float64
@@ -79,14 +80,6 @@ def erf_numpy(array):
         return _erf_float64(values.reshape(-1)).reshape(values.shape).astype(array.dtype, copy=False)
 
 
-def erf(xp, array):
-    """erf with the array's own backend: fdlibm's on NumPy, ``cupyx.scipy.special.erf`` on CuPy."""
-    if xp is numpy:
-        return erf_numpy(array)
-    import cupyx.scipy.special
-
-    compute = array.astype(numpy.float32) if array.dtype == numpy.float16 else array
-    return cupyx.scipy.special.erf(compute).astype(array.dtype, copy=False)
 
 
 # Giles' single-precision erfinv ("Approximating the erfinv function", 2010), refined by Newton steps below.
@@ -96,8 +89,9 @@ _TAIL = (2.83297682, 1.00167406, 0.00943887047, -0.0076224613, 0.00573950773, -0
          0.000100950558, -0.000200214257)
 
 
-def erfinv(xp, array):
-    """Inverse of erf on (-1, 1) (±inf at ±1, NaN outside), in float64 precision, for either backend."""
+def erfinv(backend, array):
+    """Inverse of erf on (-1, 1) (±inf at ±1, NaN outside), in float64 precision, on ``backend``'s array."""
+    xp = backend.xp
     y = array.astype(numpy.float64)
     with numpy.errstate(all="ignore"):
         w = -xp.log((1.0 - y) * (1.0 + y))
@@ -109,7 +103,7 @@ def erfinv(xp, array):
             p_tail = p_tail * tail + t
         x = xp.where(w < 5.0, p_central, p_tail) * y
         for _ in range(2):
-            step = (erf(xp, x) - y) / (1.1283791670955126 * xp.exp(-x * x))
+            step = (backend.ops.erf(x) - y) / (1.1283791670955126 * xp.exp(-x * x))
             x = xp.where(xp.isfinite(step), x - step, x)
         x = xp.where(xp.abs(y) == 1.0, xp.copysign(xp.inf, y), x)
         x = xp.where(xp.abs(y) > 1.0, xp.nan, x)

@@ -32,9 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy
 
-from . import _backend
-from ._device import CPU
-from ._backends import cuda_kernels
+from . import cuda_kernels
+from .cupy_loader import require_cupy
 
 BLOCK_WORDS = 4
 _MANTISSA_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
@@ -83,7 +82,7 @@ def uniform(device, seed, start, count, numpy_dtype, low=0.0, high=1.0):
     compute = _compute_dtype(numpy_dtype)
     bits = _mantissa_bits(numpy_dtype)
     scale, low = compute.type(high - low), compute.type(low)
-    if device is CPU:
+    if device.backend.host:
         values = _cpu_uniform(seed, start, count, compute, bits, scale, low)
     else:
         values = _cuda_uniform(seed, start, count, compute, bits, scale, low)
@@ -94,7 +93,7 @@ def normal(device, seed, start, count, numpy_dtype, mean=0.0, std=1.0):
     """``count`` normal values (Box-Muller) as a 1-D array of ``numpy_dtype`` on ``device``."""
     compute = _compute_dtype(numpy_dtype)
     std, mean = compute.type(std), compute.type(mean)
-    if device is CPU:
+    if device.backend.host:
         values = _cpu_normal(seed, start, count, compute, std, mean)
     else:
         values = _cuda_normal(seed, start, count, compute, std, mean)
@@ -105,7 +104,7 @@ def integers(device, seed, start, count, low, span):
     """``count`` int64 values ``low + word % span`` on ``device``; ``span == 0`` means the raw words plus ``low``."""
     low_bits = numpy.uint64(low % 2 ** 64)
     span = numpy.uint64(span)
-    if device is CPU:
+    if device.backend.host:
         words = _cpu_integers(seed, start, count, span, low_bits)
     else:
         words = _cuda_integers(seed, start, count, span, low_bits)
@@ -265,7 +264,7 @@ def _counter_arguments(seed, start):
 
 
 def _cuda_uniform(seed, start, count, compute, bits, scale, low):
-    cupy = _backend.require_cupy()
+    cupy = require_cupy()
     out = cupy.empty(count, compute)
     if count:
         per_block = _per_block(compute)
@@ -278,7 +277,7 @@ def _cuda_uniform(seed, start, count, compute, bits, scale, low):
 
 
 def _cuda_normal(seed, start, count, compute, std, mean):
-    cupy = _backend.require_cupy()
+    cupy = require_cupy()
     out = cupy.empty(count, compute)
     if count:
         half_blocks = _half_blocks(count, _per_block(compute))
@@ -289,7 +288,7 @@ def _cuda_normal(seed, start, count, compute, std, mean):
 
 
 def _cuda_integers(seed, start, count, span, low_bits):
-    cupy = _backend.require_cupy()
+    cupy = require_cupy()
     out = cupy.empty(count, numpy.uint64)
     if count:
         _launch("philox_integers", -(-count // BLOCK_WORDS),

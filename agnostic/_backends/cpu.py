@@ -1,0 +1,101 @@
+"""The CPU backend: NumPy arrays in host memory, computed by NumPy (and agnostic's host kernels)."""
+
+import numpy
+
+from .. import _host_cache
+from . import cpu_ops
+
+
+class _NoSwitch:
+    """The device context of a backend with nothing to switch."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+NO_SWITCH = _NoSwitch()
+_ndarray = numpy.ndarray
+
+
+class CPUBackend:
+    """What computing on the CPU means: NumPy as the array namespace, nothing to make current or to wait for, and
+    results that NumPy may give as scalars turned back into 0-dim arrays.
+
+    >>> from agnostic._backends.cpu import CPUBackend
+    >>> backend = CPUBackend()
+    >>> backend.run(backend.xp.add, backend.xp.float32(1), 2).shape
+    ()
+    """
+
+    __slots__ = ()
+    type = "cpu"
+    index = None
+    host = True  # arrays in memory the CPU reads directly (pinned memory and numpy views apply)
+    xp = numpy
+    array_type = numpy.ndarray
+    ops = cpu_ops  # the fused operations' CPU implementations
+
+    def activate(self):
+        """A context in which this device computes: nothing to switch on the CPU."""
+        return NO_SWITCH
+
+    def run(self, function, *args, **kwargs):
+        """``function(*args, **kwargs)``, a NumPy scalar result as a 0-dim array."""
+        result = function(*args, **kwargs)
+        return result if result.__class__ is _ndarray else numpy.asarray(result)
+
+    def synchronize(self):
+        """Nothing queued on the CPU: its work is done when issued."""
+
+    def data_pointer(self, array):
+        """Address of the array's first element."""
+        return array.__array_interface__["data"][0]
+
+    def owns(self, array):
+        """True for arrays this backend computes on."""
+        return isinstance(array, numpy.ndarray)
+
+    def scatter_add(self, target, positions, values):
+        """``target[positions] += values`` with repeated positions accumulating."""
+        numpy.add.at(target, positions, values)
+
+    def scatter_multiply(self, target, positions, values):
+        """``target[positions] *= values`` with repeated positions accumulating."""
+        numpy.multiply.at(target, positions, values)
+
+    def stable_argsort(self, keys):
+        """Indices that sort ``keys``, equal keys in their original order."""
+        return keys.argsort(kind="stable")
+
+    def as_strided(self, array, shape, strides):
+        """A writable view of ``array``'s memory with ``shape`` and byte ``strides``."""
+        return numpy.lib.stride_tricks.as_strided(array, shape, strides, writeable=True)
+
+    def matmul(self, a, b):
+        """``a @ b``; a large 2-D product reuses a freed buffer rather than fresh pages (see ``_host_cache``)."""
+        if a.ndim == 2 and b.ndim == 2 and a.shape[0] * b.shape[1] * a.itemsize >= _host_cache.MIN_BYTES:
+            return numpy.matmul(a, b, out=_host_cache.empty((a.shape[0], b.shape[1]), a.dtype))
+        return numpy.matmul(a, b)
+
+    def writable_scalar(self, value):
+        """A NumPy scalar as this backend should receive it in ``array[...] = value``: as it is."""
+        return value
+
+    def receive(self, array, source, non_blocking=False):
+        """An array of another device, copied here (synchronously)."""
+        return source.to_host(array)[0]
+
+    def to_host(self, array, non_blocking=False, out=None):
+        """``(array, None)``: already on the host."""
+        return array, None
+
+    def __repr__(self):
+        return "<agnostic CPU backend>"
+
+
+BACKEND = CPUBackend()

@@ -1,0 +1,214 @@
+"""The CUDA backend: CuPy arrays on one GPU, computed by CuPy and agnostic's kernels (``cuda_kernels``), with copies
+between the host and devices: pinned memory, asynchronous (``non_blocking``) copies and what keeps them safe.
+
+PyTorch's copy rules: a ``non_blocking`` host-to-device copy is asynchronous only from page-locked (pinned) memory
+and degrades to a synchronous copy from pageable memory; a ``non_blocking`` device-to-host copy lands in pinned
+memory and returns before the data is there. agnostic adds one guarantee: the host tensor such a copy fills waits
+for the copy before anyone reads it (see ``_tensor.InFlightHostTensor``).
+"""
+
+import numpy
+
+from . import cuda_ops
+from .cpu import NO_SWITCH
+from .cupy_loader import cuda_device_count, require_cupy, state
+
+_CUDA_MEMORY_TYPE_HOST = 1
+_copies_in_flight: list = []  # (event, arrays kept alive until the copy that reads or writes them has finished)
+
+
+class CUDABackend:
+    """Computing on CUDA device ``index`` (None: whichever device is current): CuPy as the array namespace, that
+    device made current around calls, and work queued on its current stream.
+
+    >>> from agnostic._backends.cuda import CUDABackend
+    >>> CUDABackend(1)
+    <agnostic CUDA backend, device 1>
+    """
+
+    __slots__ = ("index",)
+    type = "cuda"
+    host = False
+    ops = cuda_ops  # the fused operations' CUDA implementations
+
+    def __init__(self, index):
+        self.index = index
+
+    @property
+    def xp(self):
+        """The cupy module (CUDA initialized on first use)."""
+        return require_cupy()
+
+    @property
+    def array_type(self):
+        """``cupy.ndarray``."""
+        return require_cupy().ndarray
+
+    def activate(self):
+        """A context in which this device is CuPy's current one (nothing to switch when it already is)."""
+        cupy = state.cupy
+        if self.index is None or cupy.cuda.runtime.getDevice() == self.index:
+            return NO_SWITCH
+        return cupy.cuda.Device(self.index)
+
+    def run(self, function, *args, **kwargs):
+        """``function(*args, **kwargs)`` with this device current."""
+        with self.activate():
+            return function(*args, **kwargs)
+
+    def synchronize(self):
+        """Block until the work queued on this device's current stream is done."""
+        with self.activate():
+            state.cupy.cuda.get_current_stream().synchronize()
+
+    def data_pointer(self, array):
+        """Address of the array's first element."""
+        return array.data.ptr
+
+    def owns(self, array):
+        """True for arrays this backend computes on."""
+        cupy = state.cupy
+        return cupy is not None and isinstance(array, cupy.ndarray)
+
+    def scatter_add(self, target, positions, values):
+        """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic scatter)."""
+        import cupyx
+
+        cupyx.scatter_add(target, positions, values)
+
+    def scatter_multiply(self, target, positions, values):
+        """``target[positions] *= values`` with repeated positions accumulating: CuPy has no multiplicative scatter,
+        and products of logarithms would lose signs, so this goes through the host."""
+        host = target.get()
+        numpy.multiply.at(host, tuple(p.get() for p in positions), values.get())
+        target.set(host)
+
+    def stable_argsort(self, keys):
+        """Indices that sort ``keys``, equal keys in their original order (CuPy's radix sort is stable)."""
+        return keys.argsort()
+
+    def as_strided(self, array, shape, strides):
+        """A view of ``array``'s memory with ``shape`` and byte ``strides``."""
+        return require_cupy().lib.stride_tricks.as_strided(array, shape, strides)
+
+    def matmul(self, a, b):
+        """``a @ b`` (cuBLAS)."""
+        return require_cupy().matmul(a, b)
+
+    def writable_scalar(self, value):
+        """A NumPy scalar as CuPy should receive it in ``array[...] = value``: a negative zero as a 0-dim device
+        array, since CuPy writes scalar zeros with a memset, which stores +0.0 (PyTorch keeps -0.0)."""
+        if value.dtype.kind not in "fc" or value != 0:
+            return value
+        if not (numpy.signbit(value.real) or numpy.signbit(value.imag)):
+            return value
+        with self.activate():
+            array = require_cupy().empty((), value.dtype)
+            array.set(numpy.asarray(value))
+        return array
+
+    def receive(self, array, source, non_blocking=False):
+        """An array of another device (``source``'s backend) copied here, on this device's current stream."""
+        if source.host:
+            return _to_device(array, self, non_blocking)
+        return _between_devices(array, source, self)
+
+    def to_host(self, array, non_blocking=False, out=None):
+        """This device's array copied to the host; returns ``(host_array, event)``.
+
+        With ``non_blocking`` the copy goes into pinned memory (``out`` when given and pinned) and is still running
+        when this returns: ``event`` completes when it is done. Otherwise it is synchronous and ``event`` is None.
+        """
+        with self.activate():
+            if not non_blocking:
+                return array.get(out=out) if out is not None else array.get(), None
+            cupy = require_cupy()
+            if out is None or not is_pinned(out):
+                destination = pinned_empty(array.shape, array.dtype)
+            else:
+                destination = out
+            contiguous = array if array.flags.c_contiguous else cupy.ascontiguousarray(array)
+            stream = cupy.cuda.get_current_stream()
+            contiguous.get(stream=stream, out=destination, blocking=False)
+            event = stream.record()
+            _copies_in_flight.append((event, (contiguous,)))
+            return destination, event
+
+    def __repr__(self):
+        where = "the current device" if self.index is None else f"device {self.index}"
+        return f"<agnostic CUDA backend, {where}>"
+
+
+# ----- host memory and copies --------------------------------------------------------------------------------------
+def pinned_empty(shape, numpy_dtype):
+    """An uninitialized NumPy array in page-locked memory from CuPy's pinned memory pool."""
+    cupy = require_cupy()
+    count = int(numpy.prod(shape, dtype=numpy.int64))
+    memory = cupy.cuda.alloc_pinned_memory(max(count, 1) * numpy_dtype.itemsize)
+    return numpy.frombuffer(memory, numpy_dtype, count).reshape(shape)
+
+
+def pinned_copy(array):
+    """A copy of a NumPy array in pinned memory."""
+    pinned = pinned_empty(array.shape, array.dtype)
+    numpy.copyto(pinned, array)
+    return pinned
+
+
+def is_pinned(array):
+    """True when a NumPy array's memory is page-locked; False on machines without CUDA."""
+    if not isinstance(array, numpy.ndarray) or cuda_device_count() == 0 or array.size == 0:
+        return False
+    cupy = require_cupy()
+    try:
+        attributes = cupy.cuda.runtime.pointerGetAttributes(array.ctypes.data)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return False
+    return attributes.type == _CUDA_MEMORY_TYPE_HOST
+
+
+def _forget_finished_copies():
+    _copies_in_flight[:] = [entry for entry in _copies_in_flight if not entry[0].done]
+
+
+def _keep_alive_until_done(stream, *arrays):
+    _forget_finished_copies()
+    _copies_in_flight.append((stream.record(), arrays))
+
+
+def _to_device(array, target, non_blocking):
+    """A host array copied to ``target`` (a CUDABackend), on its current stream; asynchronous only when
+    ``non_blocking`` and the source is pinned (the source stays alive until the copy ends)."""
+    cupy = require_cupy()
+    with target.activate():
+        stream = cupy.cuda.get_current_stream()
+        if not (non_blocking and array.flags.c_contiguous and is_pinned(array)):
+            # A blocking copy is complete on return, as PyTorch's is (copy, then synchronize the stream).
+            if array.ndim:
+                result = cupy.asarray(array)
+            else:  # cupy.asarray fills 0-dim arrays, by a memset for zeros, so -0.0 would become +0.0
+                result = cupy.empty((), array.dtype)
+                result.set(array)
+            stream.synchronize()
+            return result
+        result = cupy.empty(array.shape, array.dtype)
+        result.set(array, stream=stream)
+        _keep_alive_until_done(stream, array)
+        return result
+
+
+def _between_devices(array, source, target):
+    """A copy of a CUDA array on another CUDA device, ordered after the work queued on the source's stream."""
+    cupy = require_cupy()
+    with source.activate():
+        contiguous = array if array.flags.c_contiguous else cupy.ascontiguousarray(array)
+        ready = cupy.cuda.get_current_stream().record()
+    with target.activate():
+        result = cupy.empty(array.shape, array.dtype)
+        stream = cupy.cuda.get_current_stream()
+        stream.wait_event(ready)
+        cupy.cuda.runtime.memcpyPeerAsync(
+            result.data.ptr, target.index, contiguous.data.ptr, source.index, contiguous.nbytes, stream.ptr
+        )
+        _keep_alive_until_done(stream, contiguous)
+        return result
