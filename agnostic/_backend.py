@@ -1,5 +1,7 @@
-"""The one switch between array namespaces, by device: each Device carries its backend (``agnostic._backends``: the
-CPU's NumPy, a GPU's CuPy), and these helpers ask it. Device-specific code lives in the backends, not here.
+"""Device-level helpers over the backends: each Device carries its backend (``device.backend``, from
+``agnostic._backends``: the CPU's NumPy, a GPU's CuPy), which code asks for its array module (``xp``), to make the
+device current (``activate()``) and the rest; these are what no one backend answers alone (resolving ``cuda``,
+which device an array is on, copies between two devices). Device-specific code lives in the backends, not here.
 """
 
 import numpy
@@ -26,16 +28,6 @@ def resolve(device):
     return device
 
 
-def namespace(device):
-    """The array module computing on ``device``: numpy or cupy."""
-    return device.backend.xp
-
-
-def on(device):
-    """A context that makes ``device`` current for the calls inside it (nothing to do on the CPU)."""
-    return device.backend.activate()
-
-
 def device_of_array(array):
     """The Device an array lives on (NumPy arrays on the CPU, CuPy arrays on their GPU)."""
     if isinstance(array, numpy.ndarray):
@@ -53,11 +45,6 @@ def data_pointer(array):
     if isinstance(array, numpy.ndarray):
         return array.__array_interface__["data"][0]
     return array.data.ptr
-
-
-def synchronize(device):
-    """Block until queued work on ``device`` is done (nothing to wait for on the CPU)."""
-    device.backend.synchronize()
 
 
 def move(array, source, target, non_blocking=False):

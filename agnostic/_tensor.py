@@ -472,7 +472,7 @@ class Tensor:
         target = source if device is None else _backend.resolve(device)
         array = self._data
         if dtype is not None and _DTYPE_OF[array.dtype] is not dtype:
-            with _backend.on(source):
+            with source.backend.activate():
                 array = source.backend.ops.convert(array, dtype.numpy_dtype)
             copy = False
         if target is not source:
@@ -481,7 +481,7 @@ class Tensor:
                 return InFlightHostTensor.around(host, event)
             array = _backend.move(array, source, target, non_blocking)
         elif copy:
-            with _backend.on(source):
+            with source.backend.activate():
                 array = array.copy()
         elif array is self._data:
             return self
@@ -640,7 +640,7 @@ class Tensor:
             >>> agnostic.tensor([1, 2]).clone()
             tensor([1, 2])
         """
-        with _backend.on(self._device):
+        with self._device.backend.activate():
             return wrap(self._data.copy(), self._device)
 
     def detach(self):
@@ -662,8 +662,8 @@ class Tensor:
         """
         if self._data.flags.c_contiguous:
             return self
-        xp = _backend.namespace(self._device)
-        with _backend.on(self._device):
+        xp = self._device.backend.xp
+        with self._device.backend.activate():
             return wrap(xp.ascontiguousarray(self._data), self._device)
 
     @_declared(overwrites=True, shape_only=True, gradients={"src": lambda grad: grad})
@@ -689,10 +689,10 @@ class Tensor:
                 return self
             array = _backend.move(array, src._device, self._device, non_blocking)
         _check_broadcast_into(self, array.shape, "copy_")
-        with _backend.on(self._device):
+        with self._device.backend.activate():
             if _conversion.kind(array.dtype, self._data.dtype) is not None:  # where C casts are not PyTorch's
                 array = self._device.backend.ops.convert(array, self._data.dtype)
-            _backend.namespace(self._device).copyto(self._data, array, casting="unsafe")
+            self._device.backend.xp.copyto(self._data, array, casting="unsafe")
         return self
 
     # Legacy casts: x.float(), x.long(), ...

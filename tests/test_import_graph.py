@@ -23,7 +23,6 @@ KNOWN_DEFERRED = frozenset({
     ("agnostic._tensor", "agnostic.autograd.functions"),
     ("agnostic._legacy_types", "agnostic._tensor"),
     ("agnostic._legacy_types", "agnostic.ops.creation"),
-    ("agnostic.optim.optimizer", "agnostic._backend"),
     ("agnostic.ops._registry", "agnostic.ops.creation"),
     ("agnostic.ops.linalg", "agnostic.ops.elementwise"),
     ("agnostic.nn.parameter", "agnostic.ops.creation"),

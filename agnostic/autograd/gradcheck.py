@@ -3,7 +3,6 @@
 import itertools
 import warnings
 
-from .. import _backend
 from .._tensor import Tensor
 from .functions import grad
 
@@ -36,7 +35,7 @@ def _outputs(function, inputs):
 def _nudge(tensor, position, value):
     """Set one element in place, behind autograd's back. On the tensor's own device: a write queued on another
     GPU's stream would race the kernels that read it."""
-    with _backend.on(tensor.device):
+    with tensor.device.backend.activate():
         tensor._data[position] = value
 
 

@@ -51,8 +51,8 @@ def _cuda(index):
 
 
 def _empty(shape, numpy_dtype, device):
-    with _backend.on(device):
-        return wrap(_backend.namespace(device).empty(shape, numpy_dtype), device)
+    with device.backend.activate():
+        return wrap(device.backend.xp.empty(shape, numpy_dtype), device)
 
 
 def _sizes(tensor):
@@ -177,8 +177,8 @@ def _take_tensors(tensors, size_limit):
 
 def _flatten(tensors):
     device = tensors[0]._device
-    with _backend.on(device):
-        return wrap(_backend.namespace(device).concatenate([t._data.reshape(-1) for t in tensors]), device)
+    with device.backend.activate():
+        return wrap(device.backend.xp.concatenate([t._data.reshape(-1) for t in tensors]), device)
 
 
 def _unflatten(flat, like):

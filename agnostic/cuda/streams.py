@@ -52,7 +52,7 @@ class Stream(_Stream):
     @property
     def priority(self):
         """The stream's priority (lower runs first)."""
-        with _backend.on(self.device):
+        with self.device.backend.activate():
             return self.cupy_stream.priority
 
     @staticmethod
@@ -70,12 +70,12 @@ class Stream(_Stream):
 
     def query(self):
         """True when all work queued on this stream has finished."""
-        with _backend.on(self.device):
+        with self.device.backend.activate():
             return self.cupy_stream.done
 
     def synchronize(self):
         """Block the host until all work queued on this stream has finished."""
-        with _backend.on(self.device):
+        with self.device.backend.activate():
             self.cupy_stream.synchronize()
 
     def __eq__(self, other):
@@ -253,7 +253,7 @@ class Event(_Event):
             raise RuntimeError(f"Event device {self._device} does not match recording stream's device {stream.device}.")
         if self.cupy_event is None:
             self._create(stream.device)
-        with _backend.on(stream.device):
+        with stream.device.backend.activate():
             self.cupy_event.record(stream.cupy_stream)
 
     def wait(self, stream=None):
@@ -273,7 +273,7 @@ class Event(_Event):
             # another process; blocking the host until the event completes orders the stream's later work as well.
             self.synchronize()
             return
-        with _backend.on(stream.device):
+        with stream.device.backend.activate():
             stream.cupy_stream.wait_event(self.cupy_event)
 
     def query(self):
@@ -293,7 +293,7 @@ class Event(_Event):
         if self.cupy_event is None or getattr(end_event, "cupy_event", None) is None:
             raise ValueError("Both events must be recorded before calculating elapsed time.")
         cupy = _backend.require_cupy()
-        with _backend.on(self._device):
+        with self._device.backend.activate():
             return cupy.cuda.get_elapsed_time(self.cupy_event, end_event.cupy_event)
 
     def ipc_handle(self):
@@ -304,7 +304,7 @@ class Event(_Event):
         cupy = _backend.require_cupy()
         if self.cupy_event is None:
             self._create(Device("cuda", cupy.cuda.runtime.getDevice()))
-        with _backend.on(self._device):  # CUDA crashes exporting an event of a device that is not current
+        with self._device.backend.activate():  # CUDA crashes exporting an event of a device that is not current
             return cupy.cuda.runtime.ipcGetEventHandle(self.cupy_event.ptr)
 
     @classmethod

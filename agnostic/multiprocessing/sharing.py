@@ -27,7 +27,6 @@ except ImportError:  # pragma: no cover
 
 import numpy
 
-from .._device import CPU
 from . import _memory
 
 if sys.platform.startswith("linux"):

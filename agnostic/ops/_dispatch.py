@@ -2,7 +2,7 @@
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _dtypes
 from .._tensor import Tensor, wrap
 
 _ndarray = numpy.ndarray
@@ -84,7 +84,7 @@ def operand_array(operand, dtype, device):
             # A 0-dim CPU tensor taking part in a CUDA op: passed as a scalar, as PyTorch does (no copy).
             return array.astype(numpy_dtype)[()]
         if array.dtype != numpy_dtype:
-            with _backend.on(device):
+            with device.backend.activate():
                 array = array.astype(numpy_dtype)
         return array
     if dtype.category == 1 and not _fits(operand, numpy_dtype):
@@ -114,10 +114,10 @@ def finish(array, dtype, device):
         array = numpy.asarray(array)
     numpy_dtype = dtype.numpy_dtype
     if array.dtype != numpy_dtype:
-        with _backend.on(device):
+        with device.backend.activate():
             array = array.astype(numpy_dtype)
     return wrap(array, device)
 
 
 def xp_of(device):
-    return _backend.namespace(device)
+    return device.backend.xp

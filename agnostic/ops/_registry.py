@@ -362,7 +362,7 @@ def _direct_into(op, device, x, y, input, out):
     """A direct plan's result written into ``out``: in place through the function's ``out=`` where it has one."""
     if out is input and op.writes_out:
         _check_broadcast_into(input, getattr(y, "shape", ()), op.name + "_")
-        with _backend.on(device):
+        with device.backend.activate():
             broadcasting(lambda a, b: op.backend_function(device)(a, b, out=a), (x, y))
         return out
     array = device.backend.run(broadcasting, op.backend_function(device), (x, y))
@@ -409,7 +409,7 @@ def _compute(op, operands, out):
 
 
 def _truth(array, device):
-    with _backend.on(device):
+    with device.backend.activate():
         return array.astype(numpy.bool_)
 
 
@@ -452,8 +452,8 @@ def write_result(target, result, name):
         )
     _check_broadcast_into(target, result._data.shape, name)
     check_can_cast(result.dtype, target.dtype, name)
-    with _backend.on(target._device):
-        _backend.namespace(target._device).copyto(target._data, result._data, casting="unsafe")
+    with target._device.backend.activate():
+        target._device.backend.xp.copyto(target._data, result._data, casting="unsafe")
     return target
 
 

@@ -182,8 +182,8 @@ def from_numpy(ndarray):
 def _filled(size, dtype, device, make, pin_memory=False):
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
-    xp = _backend.namespace(device)
-    with _backend.on(device):
+    xp = device.backend.xp
+    with device.backend.activate():
         made = wrap(make(xp, _sizes(size), dtype.numpy_dtype), device)
     return _pinned_if(made, pin_memory)
 
@@ -322,8 +322,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dtype = _dtypes.as_dtype(dtype) or (_dtypes.int64 if integral else _dtypes.get_default_dtype())
     length = max(math.ceil((end - start) / step), 0) if not integral else max(-((start - end) // step), 0)
     device = _target(device)
-    xp = _backend.namespace(device)
-    with _backend.on(device):
+    xp = device.backend.xp
+    with device.backend.activate():
         if integral and dtype.category == 1:
             values = xp.arange(start, start + length * step, step, dtype=numpy.int64)[:length]
         else:
@@ -341,8 +341,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
         raise RuntimeError("linspace(): number of steps must be non-negative")
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
-    xp = _backend.namespace(device)
-    with _backend.on(device):
+    xp = device.backend.xp
+    with device.backend.activate():
         values = xp.linspace(start, end, steps, dtype=numpy.float64)
         return _leaf(wrap(values.astype(dtype.numpy_dtype, copy=False), device), requires_grad)
 
@@ -370,6 +370,6 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
-    xp = _backend.namespace(device)
-    with _backend.on(device):
+    xp = device.backend.xp
+    with device.backend.activate():
         return _leaf(wrap(xp.eye(n, n if m is None else m, dtype=dtype.numpy_dtype), device), requires_grad)

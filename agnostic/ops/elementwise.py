@@ -10,7 +10,7 @@ import math
 
 import numpy
 
-from .. import _backend, _dtypes, _host_cache, _host_kernels
+from .. import _dtypes, _host_cache, _host_kernels
 from .._backends import cpu_ops, cuda_ops
 from .._tensor import Tensor, _check_writable, _normalize_dim
 from ..autograd.grad_mode import is_grad_enabled
@@ -511,7 +511,7 @@ def where(condition, input=None, other=None):
     other = as_operand(other, "other")
     device = check_same_device(*[x for x in (condition, input, other) if isinstance(x, Tensor)])
     dtype = result_dtype(input, other)
-    xp = _backend.namespace(device)
+    xp = device.backend.xp
     a = operand_array(input, dtype, device)
     b = operand_array(other, dtype, device)
     mask = operand_array(condition, _dtypes.bool, device)
@@ -583,7 +583,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     if not input.dtype.is_floating_point:
         return input.clone()
     info = _dtypes.finfo(input.dtype)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     result = call(input._device, xp.nan_to_num, input._data, nan=nan,
                   posinf=info.max if posinf is None else posinf, neginf=info.min if neginf is None else neginf)
     return finish(result, input.dtype, input._device)
@@ -597,7 +597,7 @@ def softmax(input, dim, dtype=None):
         tensor([0.5000, 0.5000])
     """
     shifted, xp = _shifted_for_softmax(input, dim, dtype)
-    with _backend.on(input._device):
+    with input._device.backend.activate():
         exponentials = xp.exp(shifted)
         result = exponentials / exponentials.sum(axis=_axis(shifted, dim), keepdims=True)
     return finish(result, _softmax_dtype(input, dtype), input._device)
@@ -611,7 +611,7 @@ def log_softmax(input, dim, dtype=None):
         tensor([-0.6931, -0.6931])
     """
     shifted, xp = _shifted_for_softmax(input, dim, dtype)
-    with _backend.on(input._device):
+    with input._device.backend.activate():
         result = shifted - xp.log(xp.exp(shifted).sum(axis=_axis(shifted, dim), keepdims=True))
     return finish(result, _softmax_dtype(input, dtype), input._device)
 
@@ -631,9 +631,9 @@ def _softmax_dtype(input, dtype):
 def _shifted_for_softmax(input, dim, dtype):
     target = _softmax_dtype(input, dtype)
     dim = _normalize_dim(dim, input._data.ndim)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     array = operand_array(input, target, input._device)
-    with _backend.on(input._device):
+    with input._device.backend.activate():
         compute = array.astype(numpy.float32) if target is _dtypes.float16 else array
         if compute.ndim == 0 or compute.size == 0:
             return compute - compute, xp

@@ -121,7 +121,7 @@ def _check_bounds(array, size, dim, negative=True, error=IndexError):
     if array.size == 0:
         return
     lowest = -size if negative else 0
-    with _backend.on(_backend.device_of_array(array)):
+    with _backend.device_of_array(array).backend.activate():
         # Shifted so the valid range starts at 0 and read as unsigned, an index below it turns huge: one
         # comparison and one reduction find both kinds of bad index.
         shifted = array.astype(numpy.int64) - lowest
@@ -138,7 +138,7 @@ def _accumulated_at(target, key, values):
     index = _normalize_key(target, key)
     array = target._data
     advanced = any(not isinstance(item, (slice, int, type(None), type(Ellipsis), bool)) for item in index)
-    with _backend.on(target._device):
+    with target._device.backend.activate():
         if advanced:
             target._device.backend.scatter_add(array, index, values._data)
         else:
@@ -190,7 +190,7 @@ def setitem(tensor, key, value):
         array = keep_negative_zero(array, device)
     else:
         array = operand_array(make_tensor(value, device=device), tensor.dtype, device)
-    with _backend.on(device):
+    with device.backend.activate():
         try:
             tensor._data[index] = array
         except ValueError:
@@ -242,8 +242,8 @@ def gather(input, dim, index):
     dim = _check_index_tensor("gather", input, dim, index)
     if input._data.ndim == 0:
         return input.clone().reshape(index._data.shape)
-    xp = _backend.namespace(input._device)
-    with _backend.on(input._device):
+    xp = input._device.backend.xp
+    with input._device.backend.activate():
         return wrap(input._data[_along_dim_index(xp, index._data, dim)], input._device)
 
 
@@ -275,7 +275,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     source = value if src is None else src
     dim = _check_index_tensor("scatter", self, dim, index)
     device = self._device
-    xp = _backend.namespace(device)
+    xp = device.backend.xp
     if isinstance(source, Tensor):
         check_same_device(self, source)
         if source.dtype is not self.dtype:
@@ -284,7 +284,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         values = source._data[tuple(slice(0, n) for n in index._data.shape)]
     else:
         values = operand_array(source, self.dtype, device)
-    with _backend.on(device):
+    with device.backend.activate():
         positions = _along_dim_index(xp, index._data, dim)
         if reduce is None:
             self._data[positions] = values
@@ -338,7 +338,7 @@ def index_select(input, dim, index):
         _check_bounds(index._data, 1, 0, negative=False)
         return input.clone().reshape(index._data.shape)
     _check_bounds(index._data, array.shape[axis], axis, negative=False)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return wrap(call(input._device, xp.take, array, index._data.reshape(-1), axis=axis), input._device)
 
 
@@ -371,8 +371,8 @@ def masked_fill_(self, mask, value):
                                f"{value._data.ndim} dimension(s)")
         value = value.item()
     fill = operand_array(value, self.dtype, self._device)
-    xp = _backend.namespace(self._device)
-    with _backend.on(self._device):
+    xp = self._device.backend.xp
+    with self._device.backend.activate():
         xp.copyto(self._data, fill, where=operand_array(mask, _dtypes.bool, self._device))
     return self
 
@@ -392,8 +392,8 @@ def masked_select(input, mask):
         tensor([1, 3])
     """
     check_same_device(input, mask)
-    xp = _backend.namespace(input._device)
-    with _backend.on(input._device):
+    xp = input._device.backend.xp
+    with input._device.backend.activate():
         data, select = xp.broadcast_arrays(input._data, mask._data)
         return wrap(data[select], input._device)
 
@@ -405,9 +405,9 @@ def nonzero(input, *, as_tuple=False):
         >>> agnostic.tensor([0, 3, 0, 5]).nonzero(as_tuple=True)
         (tensor([1, 3]),)
     """
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     array = input._data if input._data.ndim else input._data.reshape(1)
-    with _backend.on(input._device):
+    with input._device.backend.activate():
         found = xp.nonzero(array)
         if as_tuple:
             return tuple(finish(a, _dtypes.int64, input._device) for a in found)
@@ -426,7 +426,7 @@ def take(input, index):
     """
     check_same_device(input, index)
     _check_bounds(index._data, input._data.size, 0)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return wrap(call(input._device, xp.take, input._data.reshape(-1), index._data), input._device)
 
 
@@ -458,8 +458,8 @@ def index_add_(self, dim, index, source, *, alpha=1):
     values = operand_array(source, self.dtype, self._device)
     if alpha != 1:
         values = values * values.dtype.type(alpha)
-    xp = _backend.namespace(self._device)
-    with _backend.on(self._device):
+    xp = self._device.backend.xp
+    with self._device.backend.activate():
         if self._data.ndim == 0:
             self._data[...] += values.sum()
             return self
@@ -483,7 +483,7 @@ def fill_(self, value):
                                f"{value._data.ndim} dimensions")
         value = value.item()
     value = keep_negative_zero(operand_array(value, self.dtype, self._device), self._device)
-    with _backend.on(self._device):
+    with self._device.backend.activate():
         self._data[...] = value
     return self
 

@@ -5,7 +5,6 @@ import math
 
 import numpy
 
-from .. import _backend
 from .._tensor import Tensor, wrap
 from ..autograd.derivatives import conj
 from ._dispatch import call, check_same_device, finish, operand_array, result_dtype
@@ -74,7 +73,7 @@ def matmul(input, other):
             f"{'first' if b.ndim == 1 else 'second-to-last'} dimension of the second ({inner_b})"
         )
     try:
-        with _backend.on(device):
+        with device.backend.activate():
             product = matmul_arrays(device, a, b)
     except ValueError:
         raise RuntimeError(f"matmul(): batch dimensions {_shape_text(a.shape[:-2])} and "
@@ -176,7 +175,7 @@ def inner(input, other):
     lead_a, lead_b = tuple(input.shape[:-1]), tuple(other.shape[:-1])
     a = input._data.reshape(math.prod(lead_a), input.shape[-1])
     b = other._data.reshape(math.prod(lead_b), other.shape[-1])
-    product = call(device, _backend.namespace(device).matmul, a, b.T)
+    product = call(device, device.backend.xp.matmul, a, b.T)
     return wrap(product.reshape(lead_a + lead_b), device)
 
 
@@ -189,7 +188,7 @@ def outer(input, vec2):
         tensor([[ 1, 10], [ 2, 20]])
     """
     device = _check_matmul_operands("outer", input, vec2)
-    xp = _backend.namespace(device)
+    xp = device.backend.xp
     return wrap(call(device, xp.outer, input._data, vec2._data), device)
 
 
@@ -249,7 +248,7 @@ def einsum(equation, *operands):
     device = check_same_device(*operands)
     dtype = result_dtype(*operands)
     arrays = [operand_array(t, dtype, device) for t in operands]
-    xp = _backend.namespace(device)
+    xp = device.backend.xp
     try:
         return finish(call(device, xp.einsum, equation, *arrays), dtype, device)
     except ValueError as error:

@@ -10,7 +10,7 @@ import threading
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _dtypes
 from .._backends import philox as _philox
 from .._device import CPU
 from .._tensor import Tensor, _check_writable, wrap
@@ -219,26 +219,26 @@ def _floating(dtype, name):
 def _uniform_array(source, shape, numpy_dtype, low=0.0, high=1.0):
     count = math.prod(shape)
     seed, start = source._take(_philox.uniform_blocks(count, numpy_dtype))
-    with _backend.on(source.device):
+    with source.device.backend.activate():
         return _philox.uniform(source.device, seed, start, count, numpy_dtype, low, high).reshape(shape)
 
 
 def _normal_array(source, shape, numpy_dtype, mean=0.0, std=1.0):
     count = math.prod(shape)
     seed, start = source._take(_philox.normal_blocks(count, numpy_dtype))
-    with _backend.on(source.device):
+    with source.device.backend.activate():
         return _philox.normal(source.device, seed, start, count, numpy_dtype, mean, std).reshape(shape)
 
 
 def _integer_array(source, shape, low, span):
     count = math.prod(shape)
     seed, start = source._take(_philox.integer_blocks(count))
-    with _backend.on(source.device):
+    with source.device.backend.activate():
         return _philox.integers(source.device, seed, start, count, low, span).reshape(shape)
 
 
 def _cast(array, dtype, device):
-    with _backend.on(device):
+    with device.backend.activate():
         return wrap(array.astype(dtype.numpy_dtype, copy=False), device)
 
 
@@ -329,7 +329,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
         _check_integer_range(0, n, dtype)
     device = _device_of_call(generator, device)
     keys = _integer_array(_source(generator, device), (n,), 0, 0).view(numpy.uint64)
-    with _backend.on(device):
+    with device.backend.activate():
         order = device.backend.stable_argsort(keys)
     return _cast(order, dtype, device)
 
@@ -379,7 +379,7 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     array = _uniform_array(_source(generator, self._device), self._data.shape, self._data.dtype, a, b)
-    with _backend.on(self._device):
+    with self._device.backend.activate():
         self._data[...] = array
     return self
 
@@ -396,7 +396,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _floating(self.dtype, "normal_")
     _check_std(std)
     array = _normal_array(_source(generator, self._device), self._data.shape, self._data.dtype, mean, std)
-    with _backend.on(self._device):
+    with self._device.backend.activate():
         self._data[...] = array
     return self
 
@@ -421,7 +421,7 @@ def bernoulli(input, p=None, *, generator=None):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     uniform_dtype = numpy.float64 if input.dtype is _dtypes.float64 else numpy.float32
     sample = _uniform_array(_source(generator, input._device), input._data.shape, uniform_dtype)
-    with _backend.on(input._device):
+    with input._device.backend.activate():
         probability = input._data if p is None else sample.dtype.type(p)
         return wrap((sample < probability).astype(input._data.dtype), input._device)
 

@@ -10,7 +10,7 @@ from collections import namedtuple
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _dtypes
 from .._tensor import Tensor, _normalize_dim, wrap
 from ._dispatch import call, finish, operand_array
 from ._registry import composite
@@ -91,7 +91,7 @@ def _accumulating(name, input, dim, keepdim, dtype, backend_name):
     result = _dtypes.as_dtype(dtype) or (_dtypes.int64 if input.dtype.category <= _INTEGER else input.dtype)
     accumulate = _dtypes.float32 if result in _HALF else result
     array = operand_array(input, accumulate, input._device)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     out = call(input._device, getattr(xp, backend_name), array, axis=_axes(dim, array.ndim), keepdims=keepdim)
     return finish(out, result, input._device)
 
@@ -173,7 +173,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         tensor([1.5000, 4.0000])
     """
     result, array = _floating_input("mean", input, dtype)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     with numpy.errstate(invalid="ignore", divide="ignore"):
         out = call(input._device, xp.mean, array, axis=_axes(dim, array.ndim), keepdims=keepdim)
     return finish(out, result, input._device)
@@ -218,7 +218,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     result, array = _floating_input("var", input, None)
     device = input._device
     axes = _axes(dim, array.ndim)
-    with _backend.on(device), numpy.errstate(invalid="ignore", divide="ignore"):
+    with device.backend.activate(), numpy.errstate(invalid="ignore", divide="ignore"):
         count = math.prod(array.shape[a] for a in _reduced(axes, array.ndim))
         deviations = array - array.mean(axis=axes, keepdims=True)
         squared = (deviations * deviations.conj()).real if result.is_complex else deviations * deviations
@@ -226,7 +226,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         out = total / builtins.max(count - correction, 0)
         if count <= correction:  # x / 0: inf where values differ, also when their tiny squares underflow (PyTorch)
             spread = (deviations != 0).any(axis=axes, keepdims=keepdim)
-            out = _backend.namespace(device).where((total == 0) & spread, numpy.inf, out).astype(out.dtype)
+            out = device.backend.xp.where((total == 0) & spread, numpy.inf, out).astype(out.dtype)
     return finish(out, result.to_real(), device)
 
 
@@ -238,7 +238,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         tensor(1.1180)
     """
     variance = var(input, dim, unbiased, keepdim, correction=correction)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return finish(call(input._device, xp.sqrt, variance._data), variance.dtype, input._device)
 
 
@@ -265,14 +265,14 @@ def _extreme(name, backend_name, arg_name, elementwise, input, dim, keepdim):
     _ordered_input(name, input)
     _check_nonempty(name, input, dim)
     device = input._device
-    xp = _backend.namespace(device)
+    xp = device.backend.xp
     array = input._data
     if dim is None:
         return _whole_reduction(input, backend_name, False)
     axis = _normalize_dim(dim, array.ndim)
     if array.ndim == 0:
         return values_indices(input.clone(), finish(call(device, xp.zeros, (), numpy.int64), _dtypes.int64, device))
-    with _backend.on(device):
+    with device.backend.activate():
         values = getattr(xp, backend_name)(array, axis=axis, keepdims=keepdim)
         indices = getattr(xp, arg_name)(array, axis=axis, keepdims=keepdim)
     return values_indices(finish(values, input.dtype, device), finish(indices, _dtypes.int64, device))
@@ -325,7 +325,7 @@ def _extreme_values(name, backend_name, input, dim, keepdim):
     axes = _axes(dim, input._data.ndim)
     if input._data.size == 0:
         _check_nonempty(name, input, None if axes is None or isinstance(axes, tuple) else axes)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     out = call(input._device, getattr(xp, backend_name), input._data, axis=axes, keepdims=keepdim)
     return finish(out, input.dtype, input._device)
 
@@ -363,7 +363,7 @@ def _arg_extreme(name, backend_name, input, dim, keepdim):
     if input.dtype is _dtypes.bool:
         raise NotImplementedError(f'"{name}" is not implemented for bool tensors; convert with .int() first')
     device = input._device
-    xp = _backend.namespace(device)
+    xp = device.backend.xp
     array = input._data
     if dim is None:
         out = call(device, getattr(xp, backend_name), array.reshape(-1) if array.ndim else array.reshape(1))
@@ -400,7 +400,7 @@ def argmin(input, dim=None, keepdim=False):
 
 def _logical_reduction(name, input, dim, keepdim):
     _require_tensor(input, name)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     out = call(input._device, getattr(xp, name), input._data, axis=_axes(dim, input._data.ndim), keepdims=keepdim)
     return finish(out, _dtypes.uint8 if input.dtype is _dtypes.uint8 else _dtypes.bool, input._device)
 
@@ -443,7 +443,7 @@ def _cumulative(name, backend_name, input, dim, dtype):
     axis = _normalize_dim(dim, array.ndim)
     if array.ndim == 0:
         return finish(call(input._device, array.copy), result, input._device)
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return finish(call(input._device, getattr(xp, backend_name), array, axis=axis), result, input._device)
 
 
@@ -509,12 +509,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """
     result, array = _floating_input("norm", input, dtype)
     device = input._device
-    xp = _backend.namespace(device)
+    xp = device.backend.xp
     axes = _axes(dim, array.ndim)
     if p in (math.inf, -math.inf) and builtins.any(array.shape[a] == 0 for a in _reduced(axes, array.ndim)):
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
                            "does not have an identity")
-    with _backend.on(device), numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with device.backend.activate(), numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):
         magnitude = xp.abs(array)
         if p in ("fro", 2, 2.0):
             out = xp.sqrt((magnitude * magnitude).sum(axis=axes, keepdims=keepdim))
@@ -543,9 +543,9 @@ def logsumexp(input, dim, keepdim=False):
     """
     result, array = _floating_input("logsumexp", input, None)
     device = input._device
-    xp = _backend.namespace(device)
+    xp = device.backend.xp
     axes = _axes(dim, array.ndim)
-    with _backend.on(device), numpy.errstate(invalid="ignore", over="ignore"):
+    with device.backend.activate(), numpy.errstate(invalid="ignore", over="ignore"):
         peak = array.max(axis=axes, keepdims=True) if array.size else xp.zeros((1,) * array.ndim, array.dtype)
         peak = xp.where(xp.isfinite(peak), peak, 0)
         out = xp.log(xp.exp(array - peak).sum(axis=axes, keepdims=True)) + peak

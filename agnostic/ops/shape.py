@@ -242,7 +242,7 @@ def movedim(input, source, destination):
         >>> agnostic.ones(2, 3, 4).movedim(0, -1).shape
         agnostic.Size([3, 4, 2])
     """
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return wrap(xp.moveaxis(input._data, source, destination), input._device)
 
 
@@ -373,7 +373,7 @@ def _joined(name, tensors, dim, join):
     device = check_same_device(*tensors)
     dtype = result_dtype(*tensors)
     arrays = [operand_array(t, dtype, device) for t in tensors]
-    return finish(call(device, join, _backend.namespace(device), arrays, dim), dtype, device)
+    return finish(call(device, join, device.backend.xp, arrays, dim), dtype, device)
 
 
 def _cat_gradients(grad, tensors, dim):
@@ -535,7 +535,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         >>> agnostic.arange(5).tensor_split([1, 3])[1]
         tensor([1, 2])
     """
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     axis = _normalize_dim(dim, input._data.ndim)
     sections = indices_or_sections if isinstance(indices_or_sections, int) else list(indices_or_sections)
     return tuple(wrap(a, input._device) for a in xp.array_split(input._data, sections, axis=axis))
@@ -549,7 +549,7 @@ def unbind(input, dim=0):
         tensor([1, 3])
     """
     axis = _normalize_dim(dim, input._data.ndim)
-    moved = _backend.namespace(input._device).moveaxis(input._data, axis, 0)
+    moved = input._device.backend.xp.moveaxis(input._data, axis, 0)
     return tuple(wrap(moved[i], input._device) for i in range(moved.shape[0]))
 
 
@@ -598,8 +598,8 @@ def flip(input, *dims):
     axes = _dims_list(dims[0] if len(dims) == 1 else dims, input._data.ndim, "flip")
     if input._data.ndim == 0:
         return input.clone()
-    xp = _backend.namespace(input._device)
-    with _backend.on(input._device):
+    xp = input._device.backend.xp
+    with input._device.backend.activate():
         return wrap(xp.flip(input._data, axes).copy() if axes else input._data.copy(), input._device)
 
 
@@ -634,7 +634,7 @@ def roll(input, shifts, dims=None):
         >>> agnostic.tensor([1, 2, 3]).roll(1)
         tensor([3, 1, 2])
     """
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     array = input._data
     if dims is None:
         return wrap(call(input._device, xp.roll, array.reshape(-1), shifts).reshape(array.shape), input._device)
@@ -668,7 +668,7 @@ def repeat(input, *sizes):
     if len(sizes) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return wrap(call(input._device, xp.tile, input._data, sizes), input._device)
 
 
@@ -702,7 +702,7 @@ def repeat_interleave(input, repeats, dim=None):
         >>> agnostic.tensor([1, 2]).repeat_interleave(2)
         tensor([1, 1, 2, 2])
     """
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     if isinstance(repeats, Tensor):
         check_same_device(input, repeats)
         repeats = repeats._data
@@ -720,7 +720,7 @@ def tril(input, diagonal=0):
     """
     if input._data.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return wrap(call(input._device, xp.tril, input._data, diagonal), input._device)
 
 
@@ -733,7 +733,7 @@ def triu(input, diagonal=0):
     """
     if input._data.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return wrap(call(input._device, xp.triu, input._data, diagonal), input._device)
 
 
@@ -775,5 +775,5 @@ def diag(input, diagonal=0):
         >>> agnostic.tensor([1, 2]).diag()[1]
         tensor([0, 2])
     """
-    xp = _backend.namespace(input._device)
+    xp = input._device.backend.xp
     return wrap(call(input._device, xp.diag, input._data, diagonal).copy(), input._device)

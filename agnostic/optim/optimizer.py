@@ -259,10 +259,8 @@ def scalar(value):
 
 def zeros_state(param):
     """A zero tensor like ``param`` (same device, dtype and layout), as ``torch.zeros_like``."""
-    from .. import _backend
-
-    xp = _backend.namespace(param._device)
-    with _backend.on(param._device):
+    xp = param._device.backend.xp
+    with param._device.backend.activate():
         return wrap(xp.zeros_like(param._data), param._device)
 
 

@@ -8,7 +8,6 @@ import numpy
 
 import agnostic
 
-from ... import _backend
 from ..._tensor import wrap
 from ...autograd import Function, is_grad_enabled
 
@@ -61,8 +60,8 @@ def _recorded_backward(ctx, grad):
     """The gradient from differentiable ops (``create_graph=True``): ``(softmax(x) - one_hot) * weights * grad``."""
     logits, labels, _, count = ctx.arrays
     device = grad.device
-    xp = _backend.namespace(device)
-    with _backend.on(device):
+    xp = device.backend.xp
+    with device.backend.activate():
         kept = labels != ctx.ignore_index
         one_hot = (xp.arange(logits.shape[1]) == xp.where(kept, labels, 0)[:, None]).astype(logits.dtype)
         weights = kept[:, None].astype(logits.dtype)

@@ -7,7 +7,7 @@ import numpy
 import agnostic
 from agnostic.autograd import Function
 
-from ... import _backend, _host_blas
+from ... import _host_blas
 from ..._tensor import wrap
 from ...ops.linalg import matmul_arrays
 from . import _column_sums
@@ -34,7 +34,7 @@ class _Linear(Function):
             output = agnostic.matmul(input, weight.t())
             return output if bias is None else output.add_(bias)
         device = input._device
-        with _backend.on(device):
+        with device.backend.activate():
             output = matmul_arrays(device, input._data, weight._data.T)
             if bias is not None and not _host_blas.add_row(output, bias._data):
                 output += bias._data
@@ -53,7 +53,7 @@ class _Linear(Function):
                     rows.sum(0) if needs_bias else None)
         device = grad._device
         g = grad._data
-        with _backend.on(device):
+        with device.backend.activate():
             rows = g.reshape(-1, g.shape[-1])
             grad_input = matmul_arrays(device, g, weight._data) if needs_input else None
             x = input._data

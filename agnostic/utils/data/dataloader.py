@@ -265,7 +265,7 @@ def _pin_memory_loop(in_queue, out_queue, device_index, done_event):
     """The pinning thread: move batches from the workers' queue to the main thread's, pinned."""
     from ..._device import Device
 
-    with _backend.on(Device("cuda", device_index)):
+    with Device("cuda", device_index).backend.activate():
         while not done_event.is_set():
             try:
                 item = in_queue.get(timeout=_worker.MP_STATUS_CHECK_INTERVAL)
