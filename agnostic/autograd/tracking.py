@@ -7,6 +7,7 @@ GradTensors.
 """
 
 from .._tensor import Tensor, wrap
+from ..ops._dispatch import check_can_cast
 from . import graph
 from .grad_mode import _state as _grad_state
 
@@ -199,8 +200,6 @@ def differentiable_inplace(op_name, inplace_forward, out_of_place):
             )
         result = out_of_place(differentiable_clone(self), *args, **kwargs)
         if result.dtype is not self.dtype:
-            from ..ops._registry import check_can_cast
-
             check_can_cast(result.dtype, self.dtype, op_name)
         detached(self).copy_(detached(result))
         _bump_version(self)

@@ -1,9 +1,10 @@
-"""The one dispatch point every op goes through: device checks, PyTorch type promotion, and the backend call."""
+"""What every ops dispatch does: device checks, PyTorchs type promotion and result dtypes, broadcasting, the backend
+call, and writing a result into an existing tensor under PyTorchs in-place rules."""
 
 import numpy
 
 from .. import _dtypes
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, _check_broadcast_into, wrap
 
 _ndarray = numpy.ndarray
 
@@ -121,3 +122,82 @@ def finish(array, dtype, device):
 
 def xp_of(device):
     return device.backend.xp
+
+
+# ----- result dtypes and writing results ----------------------------------------------------------------------------
+class Result:
+    """How an op's result dtype follows from its promoted input dtype."""
+
+    SAME = "same"  # computed and returned in the promoted dtype
+    FLOAT = "float"  # integers and bools compute in the default float dtype (``int / int`` is a float)
+    BOOL = "bool"  # computed in the promoted dtype, returns bool (comparisons, isnan...)
+    LOGICAL = "logical"  # truth taken in the promoted dtype, computed and returned as bool
+
+
+def refuse(categories, message):
+    """A dtype check refusing promoted dtypes of the given categories with ``message`` (``{name}``, ``{dtype}``)."""
+    def check(name, dtype):
+        if dtype.category in categories:
+            # NotImplementedError is a RuntimeError, and what PyTorch raises for unsupported dtypes.
+            raise NotImplementedError(message.format(name=name, dtype=dtype))
+    return check
+
+
+def check_can_cast(source, target, name):
+    """PyTorch's rule for writing results: no float -> integer, complex -> real, or non-bool -> bool."""
+    if source.category > target.category:
+        raise RuntimeError(
+            f"{name}: result type {source.name} can't be cast to the desired output type {target.name}; "
+            f"convert self first (e.g. self.to({source!r}))"
+        )
+
+
+def broadcasting(function, arrays):
+    """Call a backend function, turning its broadcasting ValueError into PyTorch's RuntimeError."""
+    try:
+        return function(*arrays)
+    except ValueError:
+        raise_broadcast_error(*arrays)
+        raise
+
+
+def _broadcastable(shapes):
+    try:
+        numpy.broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False
+
+
+def broadcast_error(*shapes):
+    """PyTorch's error for shapes that don't broadcast, naming the first mismatching dimension."""
+    shapes = [tuple(shape) for shape in shapes]
+    ndim = max(len(shape) for shape in shapes)
+    padded = [(1,) * (ndim - len(shape)) + shape for shape in shapes]
+    for dim in range(ndim):
+        sizes = [shape[dim] for shape in padded if shape[dim] != 1]
+        if len(set(sizes)) > 1:
+            return RuntimeError(f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({sizes[1]}) "
+                                f"at non-singleton dimension {dim}")
+    return RuntimeError(f"shapes {[list(shape) for shape in shapes]} cannot be broadcast together")
+
+
+def write_result(target, result, name):
+    """Store an out-of-place result into ``target`` after PyTorch's in-place checks (shape and castability)."""
+    if result._device is not target._device:
+        raise RuntimeError(
+            f"{name}: the result is on {result._device} but the output tensor is on {target._device}; "
+            "move the inputs to the output's device first"
+        )
+    _check_broadcast_into(target, result._data.shape, name)
+    check_can_cast(result.dtype, target.dtype, name)
+    with target._device.backend.activate():
+        target._device.backend.xp.copyto(target._data, result._data, casting="unsafe")
+    return target
+
+
+def raise_broadcast_error(*arrays):
+    """PyTorch's RuntimeError when a backend's ValueError came from shapes that don't broadcast."""
+    shapes = [a.shape for a in arrays if hasattr(a, "shape")]
+    if len(shapes) > 1 and not _broadcastable(shapes):
+        raise broadcast_error(*shapes) from None

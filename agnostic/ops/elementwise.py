@@ -15,9 +15,11 @@ from .._backends import cpu_ops, cuda_ops
 from .._tensor import Tensor, _check_writable, _normalize_dim
 from ..autograd.grad_mode import is_grad_enabled
 from . import _division, _relu_gradient
-from ._dispatch import as_operand, call, check_same_device, finish, operand_array, result_dtype
+from ._dispatch import (
+    Result, as_operand, broadcasting, call, check_same_device, finish, operand_array, refuse, result_dtype, write_result,
+)
 from .indexing import nonzero
-from ._registry import Elementwise, Result, broadcasting, composite, refuse, write_result
+from ._registry import Elementwise, composite
 
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 SAME, FLOAT, BOOL, LOGICAL = Result.SAME, Result.FLOAT, Result.BOOL, Result.LOGICAL

@@ -458,7 +458,6 @@ def index_add_(self, dim, index, source, *, alpha=1):
     values = operand_array(source, self.dtype, self._device)
     if alpha != 1:
         values = values * values.dtype.type(alpha)
-    xp = self._device.backend.xp
     with self._device.backend.activate():
         if self._data.ndim == 0:
             self._data[...] += values.sum()

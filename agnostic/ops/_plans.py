@@ -1,0 +1,285 @@
+"""How a declared elementwise op runs (``_registry.Elementwise``): the plan for its operands' kinds (a plain tensor's
+dtype, a scalar's type, a tensor subclass), made on first use and kept in ``op.plans``.
+
+A *direct* plan is one backend call and a wrap (tensors of one dtype the backend takes as they are); the *general*
+plan promotes, casts and checks values on every call; the *recording* plan runs the plain op and records an autograd
+node when an operand needs a gradient. What depends only on the kinds is decided once per combination (and again
+after ``set_default_dtype``), never per call.
+"""
+
+import numpy
+
+from .. import _backend, _host_cache
+from .._device import CPU
+from .._tensor import Tensor, _check_broadcast_into, wrap
+from ..autograd import tracking
+from ._dispatch import (
+    Result, as_operand, broadcasting, check_same_device, operand_array, raise_broadcast_error, result_dtype,
+    write_result,
+)
+
+_INTEGER, _FLOATING = 1, 2  # dtype categories
+_SCALARS = frozenset((bool, int, float, complex))
+_ndarray = numpy.ndarray
+_new_tensor = object.__new__
+_LARGE_BYTES = _host_cache.MIN_BYTES  # CPU results from this size on take the op's ``large_cpu`` call
+
+
+def _kind(value):
+    """What a plan depends on for an operand that isn't a plain Tensor: a Python scalar's type, a Tensor
+    subclass with its dtype, or None for anything else (converted or refused by ``_coerced``)."""
+    cls = value.__class__
+    if cls in _SCALARS:
+        return cls
+    if isinstance(value, Tensor):
+        return cls, value._data.dtype
+    return None
+
+
+def unary_caller(op, as_operator=False):
+    """``caller(input, out=None)``: the dispatch of a one-operand op. It finds the plan for the operand's kind,
+    made on first use, and runs it."""
+    plans = op.plans
+
+    def caller(input, out=None):
+        key = input._data.dtype if input.__class__ is Tensor else _kind(input)
+        plan = plans.get(key)
+        if plan is None:
+            if key is None:
+                return caller(*_coerced(op, (input,), as_operator), out)
+            plan = plans[key] = _make_plan(op, (input,))
+        return plan(input, out)
+    return caller
+
+
+def binary_caller(op, as_operator=False, reflected=False):
+    """``caller(input, other, out=None)``: the dispatch of a two-operand op. It finds the plan for the operands'
+    kinds (a plain Tensor's dtype, a scalar's type), made on first use, and runs it. For operators, operands they
+    can't take give NotImplemented, so Python tries the other side; ``reflected`` swaps the operands
+    (``__radd__``)."""
+    plans = op.plans
+
+    def caller(input, other, out=None):
+        if reflected:
+            input, other = other, input
+        kind_a = input.__class__
+        kind_b = other.__class__
+        key_a = input._data.dtype if kind_a is Tensor else kind_a if kind_a in _SCALARS else _kind(input)
+        key_b = other._data.dtype if kind_b is Tensor else kind_b if kind_b in _SCALARS else _kind(other)
+        plan = plans.get(key_a)
+        if plan is not None:
+            plan = plan.get(key_b)
+            if plan is not None:
+                return plan(input, other, out)
+        if key_a is None or key_b is None:
+            operands = _coerced(op, (input, other), as_operator)
+            return NotImplemented if operands is NotImplemented else op.call(*operands, out)
+        by_second = plans.setdefault(key_a, {})
+        if key_b not in by_second:
+            by_second[key_b] = _make_plan(op, (input, other))
+        return by_second[key_b](input, other, out)
+    return caller
+
+
+def _coerced(op, operands, as_operator):
+    """Operands that aren't tensors or Python scalars: NumPy scalars become Python numbers; for operators, arrays
+    become tensors and anything else gives NotImplemented; for functions, a TypeError names the argument."""
+    coerced = []
+    for name, value in zip(op.parameters, operands):
+        if isinstance(value, numpy.generic):
+            value = value.item()
+        elif as_operator and not isinstance(value, Tensor) and type(value) not in _SCALARS:
+            if not (isinstance(value, numpy.ndarray) or _backend.is_backend_array(value)):
+                return NotImplemented
+            from .creation import as_tensor
+
+            value = as_tensor(value)
+        if op.arity == 1 and not isinstance(value, Tensor):
+            _not_a_tensor(op, value)
+        coerced.append(as_operand(value, name))
+    return tuple(coerced)
+
+
+def _not_a_tensor(op, value):
+    raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, got {type(value).__name__}")
+
+
+def _make_plan(op, operands):
+    """The plan for operands of these kinds: ``plan(*operands, out)``."""
+    if op.arity == 1 and not isinstance(operands[0], Tensor):
+        _not_a_tensor(op, operands[0])
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    if not tensors:
+        raise TypeError(f"{op.name}(): expected at least one Tensor argument, got two Python numbers")
+    if any(isinstance(x, tracking.GradTensor) for x in tensors):
+        return _recording_plan(op)
+    if all(type(x) is Tensor for x in tensors) and len({x.dtype for x in tensors}) == 1:
+        dtype = tensors[0].dtype
+        if result_dtype(*operands) is dtype and op.types(dtype)[0] is dtype and \
+                dtype.numpy_dtype.kind not in op.kind_implementations:
+            if op.check_operands is not None:
+                op.check_operands(*operands, compute=dtype)  # what depends only on the kinds (a bool operand)
+            scalar_kinds = {type(x) for x in operands if not isinstance(x, Tensor)}
+            if not scalar_kinds or op.python_scalars and (dtype.category >= _FLOATING or scalar_kinds <= {bool, int}):
+                if op.arity == 1:
+                    return _direct_unary_plan(op)
+                return _direct_binary_plan(op, dtype, isinstance(operands[0], Tensor), isinstance(operands[1], Tensor))
+    return _general_plan(op)
+
+
+def _direct_unary_plan(op):
+    """A tensor whose dtype the backend function takes and returns as PyTorch would: one call, no casts."""
+    cpu_function = op.backend_function(CPU)
+    large_cpu = op.large_cpu
+    writes_out = op.writes_out
+    name = op.name
+
+    def plan(input, out):
+        device = input._device
+        backend = device.backend
+        x = input._data
+        if out is input and writes_out:
+            backend.run(op.backend_function(device), x, out=x)
+            return out
+        if backend.host:  # NumPy's own call, inline: the hot path
+            array = large_cpu(x) if large_cpu is not None and x.nbytes >= _LARGE_BYTES else cpu_function(x)
+            if array.__class__ is not _ndarray:
+                array = numpy.asarray(array)
+        else:
+            array = backend.run(op.backend_function(device), x)
+        tensor = _new_tensor(Tensor)
+        tensor._data = array
+        tensor._device = device
+        return tensor if out is None else write_result(out, tensor, name)
+    return plan
+
+
+def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
+    """Operands of one dtype that the backend function takes as they are: tensors' arrays, and Python scalars, which
+    NumPy and CuPy convert to the tensors' dtype as PyTorch does (integers that don't fit wrap, so they take the
+    general plan). One call, no casts; in place (``out`` is ``input``) the function writes into ``input``."""
+    cpu_function = op.backend_function(CPU)
+    large_cpu = op.large_cpu
+    integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
+    check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
+    general = _general_plan(op)
+
+    def plan(input, other, out):
+        if first_is_tensor:
+            device = input._device
+            sized = x = input._data
+            if second_is_tensor:
+                y = other._data
+                if other._device is not device:
+                    return general(input, other, out)
+            else:
+                y = other
+                if integers and not _fits(y, x.dtype):
+                    return general(input, other, out)
+        else:
+            device = other._device
+            sized = y = other._data
+            x = input
+            if integers and not _fits(x, y.dtype):
+                return general(input, other, out)
+        if check_values is not None:
+            check_values(input, other, compute=dtype)
+        if out is not None:
+            return _direct_into(op, device, x, y, input, out)
+        try:
+            if device.backend.host:  # NumPy's own call, inline: the hot path
+                array = cpu_function(x, y) if large_cpu is None or sized.nbytes < _LARGE_BYTES else large_cpu(x, y)
+                if array.__class__ is not _ndarray:
+                    array = numpy.asarray(array)
+            else:
+                array = _on_device(op, device, sized.dtype, x, y)
+        except ValueError:
+            raise_broadcast_error(x, y)
+            raise
+        tensor = _new_tensor(Tensor)
+        tensor._data = array
+        tensor._device = device
+        return tensor
+    return plan
+
+
+def _on_device(op, device, dtype, x, y):
+    backend = device.backend
+    array = backend.run(op.backend_function(device), x, y)
+    expected = dtype if op.result in (Result.SAME, Result.FLOAT) else numpy.bool_
+    if array.dtype != expected:
+        array = backend.run(array.astype, expected)  # a CuPy without NumPy 2's weak-scalar rule
+    return array
+
+
+def _direct_into(op, device, x, y, input, out):
+    """A direct plan's result written into ``out``: in place through the function's ``out=`` where it has one."""
+    if out is input and op.writes_out:
+        _check_broadcast_into(input, getattr(y, "shape", ()), op.name + "_")
+        with device.backend.activate():
+            broadcasting(lambda a, b: op.backend_function(device)(a, b, out=a), (x, y))
+        return out
+    array = device.backend.run(broadcasting, op.backend_function(device), (x, y))
+    return write_result(out, wrap(array, device), op.name)
+
+
+def _fits(value, numpy_dtype):
+    info = numpy.iinfo(numpy_dtype)
+    return info.min <= value <= info.max
+
+
+def _general_plan(op):
+    """Any operands: device check, promotion, casts and value checks on every call."""
+    def plan(*operands_and_out):
+        return _compute(op, operands_and_out[:-1], operands_and_out[-1])
+    return plan
+
+
+def _compute(op, operands, out):
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    device = check_same_device(*tensors)
+    promoted = result_dtype(*operands)
+    compute, result = op.types(promoted)
+    if op.check_operands is not None:
+        op.check_operands(*operands, compute=compute)
+    if op.result == Result.LOGICAL and promoted is not compute:
+        # As PyTorch: truth is taken in the common dtype (a float64 1e-300 beside a float16 tensor is 0 there).
+        arrays = [_truth(operand_array(x, promoted, device), device) for x in operands]
+    else:
+        arrays = [operand_array(x, compute, device) for x in operands]
+    backend = device.backend
+    array = backend.run(broadcasting, op.backend_function(device, compute), arrays)
+    if array.dtype != result.numpy_dtype:
+        array = backend.run(array.astype, result.numpy_dtype)
+    result_tensor = wrap(array, device)
+    return write_result(out, result_tensor, op.name) if out is not None else result_tensor
+
+
+def _truth(array, device):
+    with device.backend.activate():
+        return array.astype(numpy.bool_)
+
+
+def _recording_plan(op):
+    """Operands among which some may require grad: the plain result, recorded when grad mode is on and a gradient
+    is needed. ``out=`` is refused then, as PyTorch refuses it."""
+    node_name = tracking.backward_name(op.name)
+
+    def plan(*operands_and_out):
+        operands, out = operands_and_out[:-1], operands_and_out[-1]
+        if not tracking.needs_grad(operands):
+            plain = tuple(_plain(x) for x in operands)
+            result = op.call(*plain, plain[0] if out is operands[0] else out)  # in place stays in place
+            return result if out is None else out
+        if out is not None:
+            raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        output = op.call(*[_plain(x) for x in operands])
+        if op.backward is None:
+            return output
+        return tracking.record(node_name, op.backward, operands, {}, output)
+    return plan
+
+
+def _plain(value):
+    return wrap(value._data, value._device) if isinstance(value, tracking.GradTensor) else value
