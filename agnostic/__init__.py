@@ -46,6 +46,10 @@ _methods.install()
 _fork_guard.install()
 globals().update(_cpu_types)
 
+# Every public name: the imports above, the declared ops and the legacy types (computed, never listed by hand).
+__all__ = sorted(name for name, value in globals().items()
+                 if not name.startswith("_") and not isinstance(value, type(_warnings)))
+
 
 def __getattr__(name):
     """``agnostic.__version__``: the installed distribution's version, read from its metadata on first use (so that

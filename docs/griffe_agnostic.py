@@ -3,16 +3,15 @@
 agnostic makes much of its API at import time (ops from their declarations, Tensor methods by ``setattr``), so the
 reference inspects the imported package. Inspection alone gets four things wrong, fixed here:
 
-- ``agnostic/__init__.py`` has no ``__all__``, so griffe would treat every re-exported name as private. The public
-  names of ``agnostic`` are those ``tests/test_api_reference.py`` checks: ``dir(agnostic)`` without ``_`` names
-  and modules.
+- ``agnostic.__all__`` is computed at import time (every public name, the declared ops among them), which static
+  analysis can't read; the running package's is used.
 - A class attribute made elsewhere (``Tensor.add`` comes from the op registry) becomes an alias to the function it
   was made from, showing that function's signature and docstring, or nothing when the maker is a closure. Class
   members (but classes and modules held by a class) are inspected as they are on the class.
 - An exported name whose home griffe can't load (``agnostic.ops`` is a namespace package; the legacy tensor types
   are made by code) would be an alias to nothing and vanish; so would a function exported under the name of its
   own submodule (``agnostic.autograd.gradcheck``). They are inspected where they are exported, as users see them.
-- Class attributes whose value is ``None`` (``Tensor.grad``) are dropped by inspection; they are added back.
+- Public class attributes whose value is ``None`` are dropped by inspection; they are added back.
 
 It also shows each docstring's ``>>>`` examples as highlighted code blocks (Markdown would read a one-line docstring's
 example, dedented to the margin, as a quotation), without their ``# doctest:`` directives; and an instance that has
@@ -59,10 +58,7 @@ class AgnosticPublicNames(griffe.Extension):
         if pkg.path != "agnostic":
             return
         runtime = importlib.import_module("agnostic")
-        pkg.exports = sorted(
-            name for name in dir(runtime)
-            if not name.startswith("_") and not inspect.ismodule(getattr(runtime, name))
-        )
+        pkg.exports = list(runtime.__all__)
         modules = list(_modules(pkg))
         for module in modules:
             _inspect_shadowing_exports(module, loader)

@@ -105,3 +105,11 @@ def test_composites_record_one_node_named_after_the_op():
     assert agnostic.clamp(x, 0, 1).grad_fn.name() == "ClampBackward0"
     assert x.softmax(0).grad_fn.name() == "SoftmaxBackward0"
     assert agnostic.clip(x, min=0.5).grad_fn.name() == "ClampBackward0"
+
+
+def test_the_package_all_is_every_public_name_and_every_declared_op():
+    public = {name for name in dir(agnostic) if not name.startswith("_")
+              and not inspect.ismodule(getattr(agnostic, name))}
+    assert set(agnostic.__all__) == public
+    assert set(OPS) <= set(agnostic.__all__)
+    assert {"add", "sum", "cat", "matmul", "Tensor", "float32", "FloatTensor"} <= set(agnostic.__all__)
