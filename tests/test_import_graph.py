@@ -26,20 +26,11 @@ KNOWN_DEFERRED = frozenset({
     ("agnostic.ops._registry", "agnostic.ops.creation"),
     ("agnostic.ops._plans", "agnostic.ops.creation"),
     ("agnostic.ops.linalg", "agnostic.ops.elementwise"),
-    ("agnostic.nn.parameter", "agnostic.ops.creation"),
     ("agnostic.multiprocessing.reductions", "agnostic.cuda.streams"),
     ("agnostic.cuda.streams", "agnostic.multiprocessing.cuda_ipc"),
     ("agnostic.autograd.functions", "agnostic.ops.creation"),
     ("agnostic.autograd.graph", "agnostic.ops.creation"),
-    ("agnostic.utils.data.dataset", "agnostic.ops.random"),
-    ("agnostic.utils.data._collate", "agnostic.ops.shape"),
-    ("agnostic.utils.data._collate", "agnostic.ops.creation"),
-    ("agnostic.utils.data._collate", "agnostic._dtypes"),
-    ("agnostic.utils.data._worker", "agnostic.ops.random"),
-    ("agnostic.utils.data.sampler", "agnostic.ops.random"),
     ("agnostic.utils.data.dataloader", "agnostic.multiprocessing"),
-    ("agnostic.utils.data.dataloader", "agnostic._device"),
-    ("agnostic.utils.data.dataloader", "agnostic.ops.random"),
 })
 
 

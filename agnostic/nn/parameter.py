@@ -2,6 +2,7 @@
 
 from .._tensor import Tensor
 from ..autograd import GradTensor, make_leaf
+from ..ops.creation import empty
 
 
 class Parameter(GradTensor):
@@ -25,8 +26,6 @@ class Parameter(GradTensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..ops.creation import empty
-
             data = empty(0)
         elif not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")

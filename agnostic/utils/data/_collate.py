@@ -7,6 +7,9 @@ import re
 import numpy
 
 from ..._tensor import Tensor
+from ... import _dtypes
+from ...ops.creation import as_tensor, tensor
+from ...ops.shape import stack
 
 _STRING_OR_OBJECT = re.compile(r"[SaUO]")
 _ERROR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
@@ -43,35 +46,24 @@ def _like_sequence(elem, values):
 
 
 def _collate_tensors(batch, *, collate_fn_map=None):
-    from ...ops.shape import stack
-
     return stack(batch, 0)
 
 
 def _collate_numpy_arrays(batch, *, collate_fn_map=None):
     if _STRING_OR_OBJECT.search(batch[0].dtype.str) is not None:
         raise TypeError(_ERROR.format(batch[0].dtype))
-    from ...ops.creation import as_tensor
-
     return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
 def _collate_numpy_scalars(batch, *, collate_fn_map=None):
-    from ...ops.creation import as_tensor
-
     return as_tensor(numpy.asarray(batch))
 
 
 def _collate_floats(batch, *, collate_fn_map=None):
-    from ... import _dtypes
-    from ...ops.creation import tensor
-
     return tensor(batch, dtype=_dtypes.float64)
 
 
 def _collate_ints(batch, *, collate_fn_map=None):
-    from ...ops.creation import tensor
-
     return tensor(batch)
 
 
@@ -148,8 +140,6 @@ def default_convert(data):
         >>> agnostic.utils.data.default_convert({"x": numpy.array([1, 2]), "name": "sample"})
         {'x': tensor([1, 2]), 'name': 'sample'}
     """
-    from ...ops.creation import as_tensor
-
     if isinstance(data, Tensor):
         return data
     elem_type = type(data)

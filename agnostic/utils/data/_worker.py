@@ -9,6 +9,7 @@ import traceback
 import numpy
 
 from ... import _host_blas
+from ...ops.random import manual_seed
 
 MP_STATUS_CHECK_INTERVAL = 1.0  # seconds between checks that the other side (main process or workers) is alive
 
@@ -138,8 +139,6 @@ def create_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last):
 
 def seed_worker(seed, worker_id):
     """Seed Python's, NumPy's and agnostic's generators for a worker (``base_seed + worker_id``, as PyTorch)."""
-    from ...ops.random import manual_seed
-
     random.seed(seed)
     manual_seed(seed)
     numpy.random.seed(numpy.random.SeedSequence([worker_id, seed]).generate_state(1)[0])

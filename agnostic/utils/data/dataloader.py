@@ -9,6 +9,8 @@ import threading
 import warnings
 
 from ... import _backend
+from ..._device import Device
+from ...ops.random import randint
 from . import _worker
 from ._collate import default_collate, default_convert, pin_memory as _pin
 from .dataset import IterableDataset
@@ -193,8 +195,6 @@ class DataLoader:
 
 class _BaseDataLoaderIter:
     def __init__(self, loader):
-        from ...ops.random import randint
-
         self._dataset = loader.dataset
         self._iterable = loader._iterable
         self._auto_collation = loader._auto_collation
@@ -263,8 +263,6 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
 def _pin_memory_loop(in_queue, out_queue, device_index, done_event):
     """The pinning thread: move batches from the workers' queue to the main thread's, pinned."""
-    from ..._device import Device
-
     with Device("cuda", device_index).backend.activate():
         while not done_event.is_set():
             try:

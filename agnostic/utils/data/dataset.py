@@ -3,6 +3,7 @@
 import bisect
 import math
 import warnings
+from ...ops.random import randperm
 
 
 class Dataset:
@@ -171,8 +172,6 @@ def random_split(dataset, lengths, generator=None):
         >>> sorted(list(train) + list(test)) == list(range(10))
         True
     """
-    from ...ops.random import randperm
-
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         counts = []
         for index, fraction in enumerate(lengths):

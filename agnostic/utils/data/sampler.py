@@ -2,17 +2,15 @@
 
 from itertools import islice
 
+from ...ops.random import Generator, randint, randperm
+
 
 def _randperm(n, generator):
-    from ...ops.random import randperm
-
     return randperm(n, generator=generator).tolist()
 
 
 def _fresh_generator():
     """A CPU generator seeded from the default one, as PyTorch's samplers do when given no generator."""
-    from ...ops.random import Generator, randint
-
     seed = int(randint(0, 2 ** 63 - 1, (1,)).item())
     return Generator().manual_seed(seed)
 
@@ -82,8 +80,6 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        from ...ops.random import randint
-
         n = len(self.data_source)
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
