@@ -1,4 +1,9 @@
-"""Streams and events for any device (``agnostic.Stream``, ``Event``, ``stream``): CUDA's, or synchronous CPU ones."""
+"""Streams and events for any device (``agnostic.Stream``, ``Event``, ``stream``): CUDA's, or synchronous CPU ones.
+
+Each device type's stream and event classes name themselves when they are defined (``class Stream(_streams.Stream,
+device_type="cuda")``, in ``agnostic.cuda.streams``), and ``Stream(device)``, ``Event(device)``,
+``current_stream(device)`` and ``stream(s)`` use the class of the device's type.
+"""
 
 import contextlib
 import time
@@ -31,13 +36,16 @@ class Stream:
         True
     """
 
+    _by_device_type: dict = {}  # device type -> its Stream class
+
+    def __init_subclass__(cls, device_type=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if device_type is not None:
+            Stream._by_device_type[device_type] = cls
+
     def __new__(cls, device=None, priority=0):
         target = _concrete_device(device)
-        if target.backend.host:
-            return CpuStream()
-        from .cuda.streams import Stream as CudaStream
-
-        return CudaStream(target, priority)
+        return Stream._by_device_type[target.type](target, priority)
 
     def wait_event(self, event):
         """Make all future work on this stream wait for ``event`` (returns without waiting on a GPU)."""
@@ -55,7 +63,7 @@ class Stream:
         return event
 
 
-class CpuStream(Stream):
+class CpuStream(Stream, device_type="cpu"):
     """The CPU's stream: work runs synchronously as it is issued, so there is never anything to wait for."""
 
     device = CPU
@@ -63,6 +71,13 @@ class CpuStream(Stream):
 
     def __new__(cls, device=None, priority=0):
         return object.__new__(cls)
+
+    @classmethod
+    def _current(cls, device):
+        return cls()
+
+    def _context(self):
+        return contextlib.nullcontext()
 
     def query(self):
         """Always True: CPU work is complete when its call returns."""
@@ -96,18 +111,19 @@ class Event:
         (True, True)
     """
 
+    _by_device_type: dict = {}  # device type -> its Event class
+
+    def __init_subclass__(cls, device_type=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if device_type is not None:
+            Event._by_device_type[device_type] = cls
+
     def __new__(cls, device=None, *, enable_timing=False, blocking=False, interprocess=False):
         target = _concrete_device(device)
-        if target.backend.host:
-            return CpuEvent(enable_timing, blocking, interprocess)
-        from .cuda.streams import Event as CudaEvent
-
-        event = CudaEvent(enable_timing, blocking, interprocess)
-        event._device = target
-        return event
+        return Event._by_device_type[target.type]._on(target, enable_timing, blocking, interprocess)
 
 
-class CpuEvent(Event):
+class CpuEvent(Event, device_type="cpu"):
     """An event on the CPU: recording it notes the time; it is always complete."""
 
     device = CPU
@@ -117,6 +133,10 @@ class CpuEvent(Event):
         event._timing = bool(enable_timing)
         event._recorded_at = None
         return event
+
+    @classmethod
+    def _on(cls, device, enable_timing, blocking, interprocess):
+        return cls(enable_timing, blocking, interprocess)
 
     def record(self, stream=None):
         """Note the time (``stream``, if given, must be a CPU stream)."""
@@ -159,11 +179,7 @@ def current_stream(device=None):
         True
     """
     target = _concrete_device(device)
-    if target.backend.host:
-        return CpuStream()
-    from .cuda.streams import current_stream as cuda_current_stream
-
-    return cuda_current_stream(target)
+    return Stream._by_device_type[target.type]._current(target)
 
 
 def stream(s):
@@ -178,8 +194,4 @@ def stream(s):
         >>> total
         tensor(6)
     """
-    if s is None or s.device.backend.host:
-        return contextlib.nullcontext()
-    from .cuda.streams import StreamContext
-
-    return StreamContext(s)
+    return contextlib.nullcontext() if s is None else s._context()

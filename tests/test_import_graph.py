@@ -14,7 +14,6 @@ KNOWN_DEFERRED = frozenset({
     ("agnostic._methods", "agnostic.cuda.memory"),
     ("agnostic._methods", "agnostic.multiprocessing.sharing"),
     ("agnostic.serialization", "agnostic.nn"),
-    ("agnostic._streams", "agnostic.cuda.streams"),
     ("agnostic._tensor", "agnostic.ops.creation"),
     ("agnostic._tensor", "agnostic._printing"),
     ("agnostic._tensor", "agnostic._legacy_types"),

@@ -13,7 +13,7 @@ def _stream_index(device):
     return _index(None if isinstance(device, int) and device < 0 else device)
 
 
-class Stream(_Stream):
+class Stream(_Stream, device_type="cuda"):
     """A CUDA stream: work queued on it runs in order, concurrently with other streams of its device.
 
     ``Stream(device=None, priority=0)`` creates a non-blocking stream (it does not synchronize with the default
@@ -36,6 +36,13 @@ class Stream(_Stream):
         index = _stream_index(device)
         with cupy.cuda.Device(index):
             return cls._wrap(cupy.cuda.Stream(non_blocking=True, priority=priority), index)
+
+    @classmethod
+    def _current(cls, device):
+        return current_stream(device)
+
+    def _context(self):
+        return StreamContext(self)
 
     @classmethod
     def _wrap(cls, cupy_stream, index):
@@ -193,7 +200,7 @@ def stream(stream):
     return StreamContext(stream)
 
 
-class Event(_Event):
+class Event(_Event, device_type="cuda"):
     """A CUDA event: a marker in a stream, to wait for, synchronize on, or time work between.
 
     ``Event(enable_timing=False, blocking=False, interprocess=False)``. The CUDA event is created on first
@@ -223,6 +230,12 @@ class Event(_Event):
         event._device = None
         event._imported = False  # opened with from_ipc_handle
         event.cupy_event = None
+        return event
+
+    @classmethod
+    def _on(cls, device, enable_timing, blocking, interprocess):
+        event = cls(enable_timing, blocking, interprocess)
+        event._device = device
         return event
 
     @property
