@@ -49,17 +49,6 @@ class CPUBackend:
         result = function(*args, **kwargs)
         return result if result.__class__ is _ndarray else numpy.asarray(result)
 
-    def synchronize(self):
-        """Nothing queued on the CPU: its work is done when issued."""
-
-    def data_pointer(self, array):
-        """Address of the array's first element."""
-        return array.__array_interface__["data"][0]
-
-    def owns(self, array):
-        """True for arrays this backend computes on."""
-        return isinstance(array, numpy.ndarray)
-
     def scatter_add(self, target, positions, values):
         """``target[positions] += values`` with repeated positions accumulating."""
         numpy.add.at(target, positions, values)

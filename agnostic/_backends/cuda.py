@@ -56,20 +56,6 @@ class CUDABackend:
         with self.activate():
             return function(*args, **kwargs)
 
-    def synchronize(self):
-        """Block until the work queued on this device's current stream is done."""
-        with self.activate():
-            state.cupy.cuda.get_current_stream().synchronize()
-
-    def data_pointer(self, array):
-        """Address of the array's first element."""
-        return array.data.ptr
-
-    def owns(self, array):
-        """True for arrays this backend computes on."""
-        cupy = state.cupy
-        return cupy is not None and isinstance(array, cupy.ndarray)
-
     def scatter_add(self, target, positions, values):
         """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic scatter)."""
         import cupyx

@@ -571,7 +571,7 @@ for _name in MULTI_TENSOR_UPDATES:
     _declares(f"agnostic_{_name}", _MULTI_TENSOR_TYPES)(_multi_tensor_update(_name))
 
 
-# ----- Philox random draws, one kernel thread per Philox block (agnostic._backends.philox) ----------------------------------
+# ----- Philox random draws, one kernel thread per Philox block (agnostic._backends.philox) -------------------------
 _PHILOX_SOURCE = r"""
 typedef unsigned long long u64;
 typedef unsigned int u32;

@@ -1,5 +1,5 @@
-"""What every ops dispatch does: device checks, PyTorchs type promotion and result dtypes, broadcasting, the backend
-call, and writing a result into an existing tensor under PyTorchs in-place rules."""
+"""What every op's dispatch does: device checks, PyTorch's type promotion and result dtypes, broadcasting, the backend
+call, and writing a result into an existing tensor under PyTorch's in-place rules."""
 
 import numpy
 
@@ -102,11 +102,6 @@ def keep_negative_zero(value, device):
 def _fits(value, numpy_dtype):
     info = numpy.iinfo(numpy_dtype)
     return info.min <= value <= info.max
-
-
-def call(device, function, *args, **kwargs):
-    """Run a backend function with ``device`` current (NumPy scalars come back as 0-dim arrays)."""
-    return device.backend.run(function, *args, **kwargs)
 
 
 def finish(array, dtype, device):

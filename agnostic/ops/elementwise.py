@@ -16,7 +16,7 @@ from .._tensor import Tensor, _check_writable, _normalize_dim
 from ..autograd.grad_mode import is_grad_enabled
 from . import _division, _relu_gradient
 from ._dispatch import (
-    Result, as_operand, broadcasting, call, check_same_device, finish, operand_array, refuse, result_dtype, write_result,
+    Result, as_operand, broadcasting, check_same_device, finish, operand_array, refuse, result_dtype, write_result,
 )
 from .indexing import nonzero
 from ._registry import Elementwise, composite
@@ -520,7 +520,7 @@ def where(condition, input=None, other=None):
     backend = device.backend
     if _is_positive_zero(other) and isinstance(a, backend.array_type) and a.dtype.kind in "fiu":
         return finish(backend.run(broadcasting, backend.ops.kept_or_zero, (mask, a)), dtype, device)
-    return finish(call(device, broadcasting, xp.where, (mask, a, b)), dtype, device)
+    return finish(device.backend.run(broadcasting, xp.where, (mask, a, b)), dtype, device)
 
 
 def _is_positive_zero(value):
@@ -586,8 +586,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
         return input.clone()
     info = _dtypes.finfo(input.dtype)
     xp = input._device.backend.xp
-    result = call(input._device, xp.nan_to_num, input._data, nan=nan,
-                  posinf=info.max if posinf is None else posinf, neginf=info.min if neginf is None else neginf)
+    result = input._device.backend.run(xp.nan_to_num, input._data, nan=nan,
+                                       posinf=info.max if posinf is None else posinf,
+                                       neginf=info.min if neginf is None else neginf)
     return finish(result, input.dtype, input._device)
 
 

@@ -14,7 +14,7 @@ from .. import _backend, _dtypes
 from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, _check_writable, _normalize_dim, wrap
 from ..autograd.derivatives import passes_through
-from ._dispatch import call, check_same_device, finish, keep_negative_zero, operand_array
+from ._dispatch import check_same_device, finish, keep_negative_zero, operand_array
 from ._registry import composite, in_place_of, tensor_method
 from .creation import tensor as make_tensor, zeros, zeros_like
 from .shape import broadcast_shapes
@@ -162,7 +162,7 @@ def getitem(tensor, key):
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {size}")
         return wrap(tensor._data[key, ...], tensor._device)
     index = _normalize_key(tensor, key)
-    return wrap(call(tensor._device, tensor._data.__getitem__, index), tensor._device)
+    return wrap(tensor._device.backend.run(tensor._data.__getitem__, index), tensor._device)
 
 
 def _zeroed_at(grad, key):
@@ -339,7 +339,7 @@ def index_select(input, dim, index):
         return input.clone().reshape(index._data.shape)
     _check_bounds(index._data, array.shape[axis], axis, negative=False)
     xp = input._device.backend.xp
-    return wrap(call(input._device, xp.take, array, index._data.reshape(-1), axis=axis), input._device)
+    return wrap(input._device.backend.run(xp.take, array, index._data.reshape(-1), axis=axis), input._device)
 
 
 @composite(shape_only=True, gradients={"input": lambda grad, mask: grad.masked_fill(mask, 0.0),
@@ -427,7 +427,7 @@ def take(input, index):
     check_same_device(input, index)
     _check_bounds(index._data, input._data.size, 0)
     xp = input._device.backend.xp
-    return wrap(call(input._device, xp.take, input._data.reshape(-1), index._data), input._device)
+    return wrap(input._device.backend.run(xp.take, input._data.reshape(-1), index._data), input._device)
 
 
 @composite(shape_only=True, gradients={

@@ -7,7 +7,7 @@ import numpy
 
 from .._tensor import Tensor, wrap
 from ..autograd.derivatives import conj
-from ._dispatch import call, check_same_device, finish, operand_array, result_dtype
+from ._dispatch import check_same_device, finish, operand_array, result_dtype
 from ._registry import composite
 
 
@@ -175,7 +175,7 @@ def inner(input, other):
     lead_a, lead_b = tuple(input.shape[:-1]), tuple(other.shape[:-1])
     a = input._data.reshape(math.prod(lead_a), input.shape[-1])
     b = other._data.reshape(math.prod(lead_b), other.shape[-1])
-    product = call(device, device.backend.xp.matmul, a, b.T)
+    product = device.backend.run(device.backend.xp.matmul, a, b.T)
     return wrap(product.reshape(lead_a + lead_b), device)
 
 
@@ -189,7 +189,7 @@ def outer(input, vec2):
     """
     device = _check_matmul_operands("outer", input, vec2)
     xp = device.backend.xp
-    return wrap(call(device, xp.outer, input._data, vec2._data), device)
+    return wrap(device.backend.run(xp.outer, input._data, vec2._data), device)
 
 
 ger = outer
@@ -250,6 +250,6 @@ def einsum(equation, *operands):
     arrays = [operand_array(t, dtype, device) for t in operands]
     xp = device.backend.xp
     try:
-        return finish(call(device, xp.einsum, equation, *arrays), dtype, device)
+        return finish(device.backend.run(xp.einsum, equation, *arrays), dtype, device)
     except ValueError as error:
         raise RuntimeError(f"einsum(): {error}") from None

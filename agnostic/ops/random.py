@@ -2,7 +2,8 @@
 
 Every device draws from the same Philox4x64-10 stream (see ``agnostic._backends.philox``): after
 ``manual_seed(s)`` the CPU and every CUDA device produce bit-identical ``rand``, ``randint``, ``randperm`` and
-``bernoulli`` results, and ``randn`` values that agree to a few ulp. A generator's state is its seed and the number of Philox blocks used.
+``bernoulli`` results, and ``randn`` values that agree to a few ulp. A generator's state is its seed and the number
+of Philox blocks used.
 """
 
 import math

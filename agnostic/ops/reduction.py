@@ -12,7 +12,7 @@ import numpy
 
 from .. import _dtypes
 from .._tensor import Tensor, _normalize_dim, wrap
-from ._dispatch import call, finish, operand_array
+from ._dispatch import finish, operand_array
 from ._registry import composite
 from .creation import arange, ones, zeros_like
 from .elementwise import maximum, minimum, where
@@ -92,7 +92,7 @@ def _accumulating(name, input, dim, keepdim, dtype, backend_name):
     accumulate = _dtypes.float32 if result in _HALF else result
     array = operand_array(input, accumulate, input._device)
     xp = input._device.backend.xp
-    out = call(input._device, getattr(xp, backend_name), array, axis=_axes(dim, array.ndim), keepdims=keepdim)
+    out = input._device.backend.run(getattr(xp, backend_name), array, axis=_axes(dim, array.ndim), keepdims=keepdim)
     return finish(out, result, input._device)
 
 
@@ -175,7 +175,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     result, array = _floating_input("mean", input, dtype)
     xp = input._device.backend.xp
     with numpy.errstate(invalid="ignore", divide="ignore"):
-        out = call(input._device, xp.mean, array, axis=_axes(dim, array.ndim), keepdims=keepdim)
+        out = input._device.backend.run(xp.mean, array, axis=_axes(dim, array.ndim), keepdims=keepdim)
     return finish(out, result, input._device)
 
 
@@ -239,7 +239,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """
     variance = var(input, dim, unbiased, keepdim, correction=correction)
     xp = input._device.backend.xp
-    return finish(call(input._device, xp.sqrt, variance._data), variance.dtype, input._device)
+    return finish(input._device.backend.run(xp.sqrt, variance._data), variance.dtype, input._device)
 
 
 def _ordered_input(name, input):
@@ -271,7 +271,8 @@ def _extreme(name, backend_name, arg_name, elementwise, input, dim, keepdim):
         return _whole_reduction(input, backend_name, False)
     axis = _normalize_dim(dim, array.ndim)
     if array.ndim == 0:
-        return values_indices(input.clone(), finish(call(device, xp.zeros, (), numpy.int64), _dtypes.int64, device))
+        zero = device.backend.run(xp.zeros, (), numpy.int64)
+        return values_indices(input.clone(), finish(zero, _dtypes.int64, device))
     with device.backend.activate():
         values = getattr(xp, backend_name)(array, axis=axis, keepdims=keepdim)
         indices = getattr(xp, arg_name)(array, axis=axis, keepdims=keepdim)
@@ -326,7 +327,7 @@ def _extreme_values(name, backend_name, input, dim, keepdim):
     if input._data.size == 0:
         _check_nonempty(name, input, None if axes is None or isinstance(axes, tuple) else axes)
     xp = input._device.backend.xp
-    out = call(input._device, getattr(xp, backend_name), input._data, axis=axes, keepdims=keepdim)
+    out = input._device.backend.run(getattr(xp, backend_name), input._data, axis=axes, keepdims=keepdim)
     return finish(out, input.dtype, input._device)
 
 
@@ -366,15 +367,15 @@ def _arg_extreme(name, backend_name, input, dim, keepdim):
     xp = device.backend.xp
     array = input._data
     if dim is None:
-        out = call(device, getattr(xp, backend_name), array.reshape(-1) if array.ndim else array.reshape(1))
+        out = device.backend.run(getattr(xp, backend_name), array.reshape(-1) if array.ndim else array.reshape(1))
         if keepdim:
             out = out.reshape((1,) * array.ndim)
         return finish(out, _dtypes.int64, device)
     if array.ndim == 0:
         _normalize_dim(dim, 0)
-        return finish(call(device, xp.zeros, (), numpy.int64), _dtypes.int64, device)
+        return finish(device.backend.run(xp.zeros, (), numpy.int64), _dtypes.int64, device)
     axis = _normalize_dim(dim, array.ndim)
-    out = call(device, getattr(xp, backend_name), array, axis=axis, keepdims=keepdim)
+    out = device.backend.run(getattr(xp, backend_name), array, axis=axis, keepdims=keepdim)
     return finish(out, _dtypes.int64, device)
 
 
@@ -401,7 +402,7 @@ def argmin(input, dim=None, keepdim=False):
 def _logical_reduction(name, input, dim, keepdim):
     _require_tensor(input, name)
     xp = input._device.backend.xp
-    out = call(input._device, getattr(xp, name), input._data, axis=_axes(dim, input._data.ndim), keepdims=keepdim)
+    out = input._device.backend.run(getattr(xp, name), input._data, axis=_axes(dim, input._data.ndim), keepdims=keepdim)
     return finish(out, _dtypes.uint8 if input.dtype is _dtypes.uint8 else _dtypes.bool, input._device)
 
 
@@ -442,9 +443,9 @@ def _cumulative(name, backend_name, input, dim, dtype):
     array = operand_array(input, accumulate, input._device)
     axis = _normalize_dim(dim, array.ndim)
     if array.ndim == 0:
-        return finish(call(input._device, array.copy), result, input._device)
+        return finish(input._device.backend.run(array.copy), result, input._device)
     xp = input._device.backend.xp
-    return finish(call(input._device, getattr(xp, backend_name), array, axis=axis), result, input._device)
+    return finish(input._device.backend.run(getattr(xp, backend_name), array, axis=axis), result, input._device)
 
 
 @composite(shape_only=True, gradients={

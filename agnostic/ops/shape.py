@@ -9,7 +9,7 @@ import numpy
 from .. import _backend, _dtypes
 from .._size import Size
 from .._tensor import Tensor, _normalize_dim, wrap
-from ._dispatch import call, check_same_device, finish, operand_array, result_dtype
+from ._dispatch import check_same_device, finish, operand_array, result_dtype
 from ._registry import composite, tensor_method
 from .creation import arange, zeros_like
 
@@ -66,11 +66,11 @@ def reshape(input, *shape):
         try:
             if data.flags.c_contiguous:  # always a view: no kernel, so no need to make the device current
                 return wrap(data.reshape(shape), input._device)
-            return wrap(call(input._device, data.reshape, shape), input._device)
+            return wrap(input._device.backend.run(data.reshape, shape), input._device)
         except ValueError:
             pass  # explained below with PyTorch's message
     shape = _infer_shape(_sizes(shape), input._data.size, "reshape")
-    return wrap(call(input._device, input._data.reshape, shape), input._device)
+    return wrap(input._device.backend.run(input._data.reshape, shape), input._device)
 
 
 @tensor_method(shape_only=True, is_view=True, gradients=_RESHAPED_BACK)
@@ -86,7 +86,7 @@ def view(input, *shape):
         return _view_as_dtype(input, _dtypes.as_dtype(shape[0]))
     shape = _infer_shape(_sizes(shape), input._data.size, "view")
     array = input._data
-    result = call(input._device, array.reshape, shape)
+    result = input._device.backend.run(array.reshape, shape)
     if array.size > 1 and _backend.data_pointer(result) != _backend.data_pointer(array):
         raise RuntimeError(
             f"view size is not compatible with input tensor's size and stride (shape {list(array.shape)}, "
@@ -373,7 +373,7 @@ def _joined(name, tensors, dim, join):
     device = check_same_device(*tensors)
     dtype = result_dtype(*tensors)
     arrays = [operand_array(t, dtype, device) for t in tensors]
-    return finish(call(device, join, device.backend.xp, arrays, dim), dtype, device)
+    return finish(device.backend.run(join, device.backend.xp, arrays, dim), dtype, device)
 
 
 def _cat_gradients(grad, tensors, dim):
@@ -637,14 +637,14 @@ def roll(input, shifts, dims=None):
     xp = input._device.backend.xp
     array = input._data
     if dims is None:
-        return wrap(call(input._device, xp.roll, array.reshape(-1), shifts).reshape(array.shape), input._device)
+        return wrap(input._device.backend.run(xp.roll, array.reshape(-1), shifts).reshape(array.shape), input._device)
     shifts_tuple = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     axes = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts_tuple) != len(axes):
         raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {len(shifts_tuple)}, "
                            f"dims: {len(axes)}")
     axes = tuple(_normalize_dim(d, array.ndim) for d in axes)
-    return wrap(call(input._device, xp.roll, array, shifts_tuple, axes), input._device)
+    return wrap(input._device.backend.run(xp.roll, array, shifts_tuple, axes), input._device)
 
 
 def _sum_tiles(grad, input, sizes):
@@ -669,7 +669,7 @@ def repeat(input, *sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
     xp = input._device.backend.xp
-    return wrap(call(input._device, xp.tile, input._data, sizes), input._device)
+    return wrap(input._device.backend.run(xp.tile, input._data, sizes), input._device)
 
 
 @_shape_op(gradients={
@@ -708,7 +708,7 @@ def repeat_interleave(input, repeats, dim=None):
         repeats = repeats._data
     array = input._data.reshape(-1) if dim is None else input._data
     axis = 0 if dim is None else _normalize_dim(dim, array.ndim)
-    return wrap(call(input._device, xp.repeat, array, repeats, axis=axis), input._device)
+    return wrap(input._device.backend.run(xp.repeat, array, repeats, axis=axis), input._device)
 
 
 @_shape_op(gradients={"input": lambda grad, diagonal: grad.tril(diagonal)})
@@ -721,7 +721,7 @@ def tril(input, diagonal=0):
     if input._data.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     xp = input._device.backend.xp
-    return wrap(call(input._device, xp.tril, input._data, diagonal), input._device)
+    return wrap(input._device.backend.run(xp.tril, input._data, diagonal), input._device)
 
 
 @_shape_op(gradients={"input": lambda grad, diagonal: grad.triu(diagonal)})
@@ -734,7 +734,7 @@ def triu(input, diagonal=0):
     if input._data.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     xp = input._device.backend.xp
-    return wrap(call(input._device, xp.triu, input._data, diagonal), input._device)
+    return wrap(input._device.backend.run(xp.triu, input._data, diagonal), input._device)
 
 
 def _on_diagonal(grad, input, offset, dim1, dim2):
@@ -776,4 +776,4 @@ def diag(input, diagonal=0):
         tensor([0, 2])
     """
     xp = input._device.backend.xp
-    return wrap(call(input._device, xp.diag, input._data, diagonal).copy(), input._device)
+    return wrap(input._device.backend.run(xp.diag, input._data, diagonal).copy(), input._device)
