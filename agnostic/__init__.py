@@ -18,7 +18,6 @@ from ._legacy_types import cpu_types as _cpu_types
 from ._size import Size
 from ._tensor import Tensor
 from . import _fork_guard, _methods
-from .ops._registry import public_functions as _public_functions
 from .ops.creation import (
     arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
     ones_like, tensor, zeros, zeros_like,
@@ -28,6 +27,12 @@ from .ops.random import (
     randn, randn_like, randperm, seed, set_rng_state,
 )
 from .ops.shape import broadcast_shapes
+# Every declared op and alias (agnostic.add, agnostic.sum, agnostic.cat...): each ops module's __all__ lists its ops.
+from .ops.elementwise import *  # noqa: F401,F403
+from .ops.indexing import *  # noqa: F401,F403
+from .ops.linalg import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
+from .ops.shape import *  # noqa: F401,F403
 from .ops.dtype_queries import can_cast, is_complex, is_floating_point, is_tensor, numel, result_type
 from . import autograd, cuda
 from . import accelerator
@@ -41,19 +46,20 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
-globals().update(_public_functions())  # every declared op and alias: agnostic.add, agnostic.sum, agnostic.cat...
 _methods.install()
 _fork_guard.install()
-globals().update(_cpu_types)
 
 # Every public name: the imports above, the declared ops and the legacy types (computed, never listed by hand).
-__all__ = sorted(name for name, value in globals().items()
-                 if not name.startswith("_") and not isinstance(value, type(_warnings)))
+__all__ = sorted([name for name, value in globals().items()
+                  if not name.startswith("_") and not isinstance(value, type(_warnings))] + list(_cpu_types))
 
 
 def __getattr__(name):
-    """``agnostic.__version__``: the installed distribution's version, read from its metadata on first use (so that
-    ``import agnostic`` doesn't pay for ``importlib.metadata``)."""
+    """The legacy tensor types (``agnostic.FloatTensor``...), and ``agnostic.__version__``: the installed
+    distribution's version, read from its metadata on first use (so that ``import agnostic`` doesn't pay for
+    ``importlib.metadata``)."""
+    if name in _cpu_types:
+        return _cpu_types[name]
     if name == "__version__":
         from importlib import metadata
 
@@ -63,3 +69,7 @@ def __getattr__(name):
         except metadata.PackageNotFoundError:
             return "0+unknown"  # run from a source tree that was never installed
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_cpu_types) | {"__version__"})

@@ -3,6 +3,7 @@
 
 from ._tensor import Tensor
 from .autograd.tracking import GradTensor
+from .cuda.memory import record_stream
 from .ops import _registry, elementwise, indexing, linalg, random, reduction, shape  # noqa: F401  (declarations)
 
 
@@ -49,8 +50,6 @@ def _record_stream(self, stream):
         >>> x.record_stream(s)  # doctest: +SKIP
         >>> del x  # its memory waits for s's work before it is reused  # doctest: +SKIP
     """
-    from .cuda.memory import record_stream
-
     record_stream(self, stream)
 
 
@@ -62,7 +61,7 @@ def _share_memory_(self):
         >>> x.is_shared()
         True
     """
-    from .multiprocessing.sharing import share_memory_
+    from .multiprocessing.sharing import share_memory_  # lazily: see the docstring of agnostic.multiprocessing
 
     return share_memory_(self)
 

@@ -32,6 +32,9 @@ def _declared(**declaration):
     return declare
 
 
+# Functions called with each Tensor subclass as it is defined (agnostic.multiprocessing registers its reducer for it).
+subclass_hooks: list = []
+
 # The gradient of a move, copy or cast: the output's, which autograd turns back into the input's dtype and device.
 _PASSES_THROUGH = {"self": lambda grad: grad}
 _CONVERSION = {"node": "_to_copy", "gradients": _PASSES_THROUGH}  # PyTorch's ToCopyBackward0
@@ -58,6 +61,11 @@ class Tensor:
     _grad_fn = None
     _output_nr = 0
     _version = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for hook in subclass_hooks:
+            hook(cls)
 
     @property
     def grad(self):

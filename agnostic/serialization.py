@@ -21,6 +21,7 @@ import numpy
 from . import _backend, _dtypes
 from ._device import CPU, Device, as_device
 from ._tensor import Tensor, wrap
+from .nn.parameter import Parameter
 
 _FORMAT = "agnostic"
 _VERSION = 1
@@ -236,9 +237,7 @@ class _LazyTensor:
 
 def _with_grad_flags(tensor, entry):
     if entry.get("parameter") is True:
-        from . import nn
-
-        return nn.Parameter(tensor, requires_grad=entry.get("requires_grad") is True)
+        return Parameter(tensor, requires_grad=entry.get("requires_grad") is True)
     if entry.get("requires_grad") is True and hasattr(tensor, "requires_grad_"):
         return tensor.requires_grad_(True)
     return tensor

@@ -134,11 +134,11 @@ def test_reducers_are_registered_for_every_tensor_class():
         __slots__ = ()
 
     assert table[DefinedLater] is reductions.reduce_tensor
-    try:
-        from agnostic.cuda.streams import Event
-    except ImportError:
-        pytest.skip("agnostic.cuda.streams.Event does not exist yet")
-    assert table[Event] is reductions.reduce_event
+
+
+def test_only_interprocess_events_can_be_sent():
+    with pytest.raises(RuntimeError, match="interprocess=True"):
+        pickle.dumps(agnostic.cuda.Event())
 
 
 # ----- share_memory_ in one process --------------------------------------------------------------------------

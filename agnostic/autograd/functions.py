@@ -3,6 +3,7 @@
 import weakref
 
 from .._tensor import Tensor
+from ..ops.creation import ones_like, zeros_like
 from . import graph
 from .grad_mode import _state as _grad_state
 from .tracking import needs_grad, record
@@ -23,8 +24,6 @@ def _root_gradients(outputs, grad_outputs):
             if output.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs; pass gradient= "
                                    "(a tensor shaped like the output)")
-            from ..ops.creation import ones_like
-
             grad = ones_like(output)
         elif grad.shape != output.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {tuple(grad.shape)} and output[0] "
@@ -87,8 +86,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         result = captured[(id(node), number)]
         if result is None:
             if materialize_grads:
-                from ..ops.creation import zeros_like
-
                 result = zeros_like(tensor)
             elif not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "

@@ -2,6 +2,7 @@
 
 import weakref
 
+from ..ops.creation import zeros
 from .grad_mode import _state as _grad_state
 
 
@@ -110,8 +111,6 @@ def edge_of(tensor):
 
 
 def _zeros(meta):
-    from ..ops.creation import zeros
-
     shape, dtype, device = meta
     return zeros(shape, dtype=dtype, device=device)
 

@@ -20,7 +20,6 @@ from .streams import (
     Event, Stream, StreamContext, current_blas_handle, current_stream, default_stream, ipc_collect, set_stream, stream,
 )
 
-globals().update(_cuda_types)
 memory.install()
 
 __all__ = [
@@ -34,3 +33,14 @@ __all__ = [
     "get_device_properties", "init", "initial_seed", "is_available", "is_initialized", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "set_device", "synchronize", *sorted(_cuda_types),
 ]
+
+
+def __getattr__(name):
+    """The legacy CUDA tensor types (``agnostic.cuda.FloatTensor``...)."""
+    if name in _cuda_types:
+        return _cuda_types[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_cuda_types))

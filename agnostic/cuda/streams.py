@@ -335,6 +335,12 @@ class Event(_Event, device_type="cuda"):
         event._imported = True
         return event
 
+    def __reduce__(self):
+        """An interprocess event pickles as its IPC handle (how it reaches other processes through
+        ``agnostic.multiprocessing``), as PyTorch's does; other events can't be sent."""
+        handle = self.ipc_handle()  # first: it creates an event never recorded, on the current device
+        return type(self).from_ipc_handle, (self.device, handle)
+
     def __repr__(self):
         if self.cupy_event is None:
             return "<agnostic.cuda.Event uninitialized>"
@@ -356,6 +362,6 @@ def ipc_collect():
 
         >>> agnostic.cuda.ipc_collect()
     """
-    from ..multiprocessing.cuda_ipc import ipc_collect as collect
+    from ..multiprocessing import cuda_ipc
 
-    return collect()
+    return cuda_ipc.ipc_collect()

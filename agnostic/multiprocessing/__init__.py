@@ -1,11 +1,12 @@
 """agnostic.multiprocessing: the standard ``multiprocessing`` module, with tensors shared between processes.
 
 A drop-in for ``multiprocessing`` (everything it has is here) that registers reducers for ``Tensor`` (every
-subclass, ``nn.Parameter`` included) and ``agnostic.cuda.Event``: a CPU tensor sent through a ``Queue``, a ``Pool``
-or a ``Process``'s arguments is moved to shared memory once and the receiver maps the same pages; a CUDA tensor
-travels as a CUDA IPC handle (``spawn`` or ``forkserver`` start methods only) and the receiver views the same GPU
-memory. In-place writes on either side are seen by the other. ``spawn`` starts processes running a function, as
-``torch.multiprocessing.spawn``.
+subclass, ``nn.Parameter`` included): a CPU tensor sent through a ``Queue``, a ``Pool`` or a ``Process``'s arguments
+is moved to shared memory once and the receiver maps the same pages; a CUDA tensor travels as a CUDA IPC handle
+(``spawn`` or ``forkserver`` start methods only) and the receiver views the same GPU memory, and an interprocess
+``agnostic.cuda.Event`` as its IPC handle. In-place writes on either side are seen by the other. ``spawn`` starts
+processes running a function, as ``torch.multiprocessing.spawn``. ``import agnostic`` doesn't load this module (nor
+the standard one): ``share_memory_``, the DataLoader's workers and ``cuda.ipc_collect`` import it on first use.
 """
 
 import importlib as _importlib

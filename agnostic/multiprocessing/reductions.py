@@ -9,7 +9,7 @@ grad is refused.
 from multiprocessing.reduction import ForkingPickler
 
 from .._device import CPU, Device
-from .._tensor import Tensor
+from .._tensor import Tensor, subclass_hooks
 from . import cuda_ipc, sharing
 
 # Autograd's bookkeeping, which means nothing in another process.
@@ -61,17 +61,6 @@ def _make(cls, array, device, state):
     return tensor
 
 
-def reduce_event(event):
-    """The reducer of ``agnostic.cuda.Event`` (created with ``interprocess=True``)."""
-    handle = event.ipc_handle()  # first: it creates an event never recorded, on the current device
-    return (rebuild_event, (type(event), event.device, handle))
-
-
-def rebuild_event(cls, device, handle):
-    """The producer's event, opened in this process."""
-    return cls.from_ipc_handle(device, handle)
-
-
 def register_tensor_class(cls):
     """Make ``cls`` (and its subclasses) travel through ``multiprocessing`` by shared memory.
 
@@ -94,26 +83,8 @@ def _with_subclasses(cls):
     return found
 
 
-def _register_future_subclasses():
-    """Register Tensor subclasses defined from now on too (``ForkingPickler`` dispatches on the exact type)."""
-    previous = Tensor.__dict__.get("__init_subclass__")
-
-    def __init_subclass__(cls, **kwargs):
-        if previous is not None:
-            previous.__func__(cls, **kwargs)
-        else:
-            super(Tensor, cls).__init_subclass__(**kwargs)
-        ForkingPickler.register(cls, reduce_tensor)
-
-    Tensor.__init_subclass__ = classmethod(__init_subclass__)
-
-
 def init_reductions():
-    """Register the reducers of Tensor (every subclass, present and future) and of CUDA events."""
+    """Register the reducers of Tensor, every subclass present and future (CUDA events register theirs where they
+    are defined, ``agnostic.cuda.streams``)."""
     register_tensor_class(Tensor)
-    _register_future_subclasses()
-    try:
-        from ..cuda.streams import Event
-    except ImportError:
-        return
-    ForkingPickler.register(Event, reduce_event)
+    subclass_hooks.append(register_tensor_class)  # ``ForkingPickler`` dispatches on the exact type

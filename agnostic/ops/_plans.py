@@ -13,6 +13,7 @@ from .. import _backend, _host_cache
 from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, wrap
 from ..autograd import tracking
+from .creation import as_tensor
 from ._dispatch import (
     Result, as_operand, broadcasting, check_same_device, operand_array, raise_broadcast_error, result_dtype,
     write_result,
@@ -91,8 +92,6 @@ def _coerced(op, operands, as_operator):
         elif as_operator and not isinstance(value, Tensor) and type(value) not in _SCALARS:
             if not (isinstance(value, numpy.ndarray) or _backend.is_backend_array(value)):
                 return NotImplemented
-            from .creation import as_tensor
-
             value = as_tensor(value)
         if op.arity == 1 and not isinstance(value, Tensor):
             _not_a_tensor(op, value)

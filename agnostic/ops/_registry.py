@@ -20,6 +20,7 @@ from .._tensor import Tensor, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
 from ._binding import Binding
+from .creation import as_tensor
 from ._dispatch import Result, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
@@ -297,8 +298,6 @@ def _composite_operator(op, function, reflected):
         if not isinstance(other, Tensor):
             if not (isinstance(other, numpy.ndarray) or _backend.is_backend_array(other)):
                 return NotImplemented
-            from .creation import as_tensor
-
             other = as_tensor(other)
         return function(other, self) if reflected else function(self, other)
     return _named(operator, f"__{'r' if reflected else ''}{op.operator}__", operator_doc(op, reflected, numbers=False))
@@ -480,9 +479,10 @@ def tensor_methods(recording=False):
     return methods
 
 
-def public_functions():
-    """``{name: function}`` of every public op and alias: what ``agnostic.<name>`` is."""
-    return {name: op.function for name, op in OPS.items()}
+def public_names(namespace):
+    """The names a module's ``namespace`` binds to public ops' functions (declared there or imported), sorted: the
+    ``__all__`` of each ops module, so that ``from agnostic.ops.<module> import *`` gives ``agnostic`` its ops."""
+    return sorted(name for name, value in namespace.items() if name in OPS and OPS[name].function is value)
 
 
 _declare_tensor_class_methods()

@@ -19,7 +19,7 @@ from ._dispatch import (
     Result, as_operand, broadcasting, check_same_device, finish, operand_array, refuse, result_dtype, write_result,
 )
 from .indexing import nonzero
-from ._registry import Elementwise, composite
+from ._registry import Elementwise, composite, public_names
 
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 SAME, FLOAT, BOOL, LOGICAL = Result.SAME, Result.FLOAT, Result.BOOL, Result.LOGICAL
@@ -642,3 +642,5 @@ def _shifted_for_softmax(input, dim, dtype):
             return compute - compute, xp
         return compute - compute.max(axis=_axis(compute, dim), keepdims=True), xp
 
+
+__all__ = public_names(globals())

@@ -15,7 +15,7 @@ from .._device import CPU
 from .._tensor import Tensor, _check_broadcast_into, _check_writable, _normalize_dim, wrap
 from ..autograd.derivatives import passes_through
 from ._dispatch import check_same_device, finish, keep_negative_zero, operand_array
-from ._registry import composite, in_place_of, tensor_method
+from ._registry import composite, in_place_of, public_names, tensor_method
 from .creation import tensor as make_tensor, zeros, zeros_like
 from .shape import broadcast_shapes
 
@@ -495,3 +495,6 @@ def zero_(self):
         tensor([0., 0.])
     """
     return fill_(self, 0)
+
+
+__all__ = public_names(globals())

@@ -7,8 +7,9 @@ import numpy
 
 from .._tensor import Tensor, wrap
 from ..autograd.derivatives import conj
+from .elementwise import mul
 from ._dispatch import check_same_device, finish, operand_array, result_dtype
-from ._registry import composite
+from ._registry import composite, public_names
 
 
 def _check_matmul_operands(name, a, b):
@@ -165,8 +166,6 @@ def inner(input, other):
     """
     device = check_same_device(input, other)
     if input.ndim == 0 or other.ndim == 0:
-        from .elementwise import mul
-
         return mul(input, other)
     _check_matmul_operands("inner", input, other)
     if input.shape[-1] != other.shape[-1]:
@@ -253,3 +252,6 @@ def einsum(equation, *operands):
         return finish(device.backend.run(xp.einsum, equation, *arrays), dtype, device)
     except ValueError as error:
         raise RuntimeError(f"einsum(): {error}") from None
+
+
+__all__ = public_names(globals())

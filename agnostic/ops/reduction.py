@@ -13,7 +13,7 @@ import numpy
 from .. import _dtypes
 from .._tensor import Tensor, _normalize_dim, wrap
 from ._dispatch import finish, operand_array
-from ._registry import composite
+from ._registry import composite, public_names
 from .creation import arange, ones, zeros_like
 from .elementwise import maximum, minimum, where
 from .shape import cat
@@ -554,3 +554,6 @@ def logsumexp(input, dim, keepdim=False):
             reduced = _reduced(axes, array.ndim)
             out = out.reshape([n for i, n in enumerate(out.shape) if i not in reduced])
     return finish(out, result, device)
+
+
+__all__ = public_names(globals())

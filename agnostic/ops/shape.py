@@ -10,7 +10,7 @@ from .. import _backend, _dtypes
 from .._size import Size
 from .._tensor import Tensor, _normalize_dim, wrap
 from ._dispatch import check_same_device, finish, operand_array, result_dtype
-from ._registry import composite, tensor_method
+from ._registry import composite, public_names, tensor_method
 from .creation import arange, zeros_like
 
 
@@ -777,3 +777,6 @@ def diag(input, diagonal=0):
     """
     xp = input._device.backend.xp
     return wrap(input._device.backend.run(xp.diag, input._data, diagonal).copy(), input._device)
+
+
+__all__ = public_names(globals())
