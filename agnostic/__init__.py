@@ -16,8 +16,7 @@ from ._dtypes import (
 )
 from ._legacy_types import cpu_types as _cpu_types
 from ._size import Size
-from ._tensor import Tensor
-from . import _fork_guard, _methods
+from . import _fork_guard
 from .ops.creation import (
     arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
     ones_like, tensor, zeros, zeros_like,
@@ -27,6 +26,7 @@ from .ops.random import (
     randn, randn_like, randperm, seed, set_rng_state,
 )
 from .ops.shape import broadcast_shapes
+from ._tensor_classes import Tensor
 # Every declared op and alias (agnostic.add, agnostic.sum, agnostic.cat...): each ops module's __all__ lists its ops.
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
@@ -46,7 +46,6 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
-_methods.install()
 _fork_guard.install()
 
 # Every public name: the imports above, the declared ops and the legacy types (computed, never listed by hand).

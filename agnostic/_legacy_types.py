@@ -5,6 +5,8 @@ Each type is a constructor (``FloatTensor([1, 2])``, ``FloatTensor(2, 3)``) and 
 
 from . import _dtypes
 from ._device import CPU, Device
+from ._tensor import TensorBase
+from .ops import creation
 
 _NAMES = {
     _dtypes.float32: "FloatTensor", _dtypes.float64: "DoubleTensor", _dtypes.float16: "HalfTensor",
@@ -17,13 +19,9 @@ _BY_NAME = {name: dtype for dtype, name in _NAMES.items()}
 
 class _LegacyTensorType(type):
     def __instancecheck__(cls, obj):
-        from ._tensor import Tensor
-
-        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == cls.device_type
+        return isinstance(obj, TensorBase) and obj.dtype is cls.dtype and obj.device.type == cls.device_type
 
     def __call__(cls, *args, device=None):
-        from .ops import creation
-
         target = device if device is not None else cls.device_type
         if len(args) == 1 and not isinstance(args[0], int):
             return creation.tensor(args[0], dtype=cls.dtype, device=target)

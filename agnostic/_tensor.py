@@ -1,7 +1,10 @@
-"""Tensor: one NumPy or CuPy array plus the device it lives on; operators are installed from the ops tables.
+"""TensorBase: one NumPy or CuPy array plus the device it lives on, with what a tensor knows of itself (shape,
+dtype, device, strides), its conversions to Python and NumPy values and its moves between devices.
 
 A thin class around the backend array (not a subclass), so NumPy's and CuPy's own semantics never leak into
-results: every operator goes through ``agnostic.ops``, which applies PyTorch's rules on every device.
+results. The classes users hold, ``agnostic.Tensor`` and ``GradTensor``, add the ops' methods and operators on top
+(``_tensor_classes.py``); the ops, which sit between the two, make and recognize tensors through this module:
+``wrap`` makes a plain ``Tensor``, and ``TensorBase.plain``/``TensorBase.recording`` are the two classes.
 """
 
 import numpy
@@ -17,7 +20,7 @@ _DTYPE_OF = _dtypes._BY_NUMPY
 
 def wrap(array, device):
     """A Tensor around ``array`` (already on ``device``); the only way tensors are made internally."""
-    tensor = object.__new__(Tensor)
+    tensor = object.__new__(TensorBase.plain)
     tensor._data = array
     tensor._device = device
     return tensor
@@ -36,21 +39,15 @@ def _declared(**declaration):
 subclass_hooks: list = []
 
 # The gradient of a move, copy or cast: the output's, which autograd turns back into the input's dtype and device.
-_PASSES_THROUGH = {"self": lambda grad: grad}
-_CONVERSION = {"node": "_to_copy", "gradients": _PASSES_THROUGH}  # PyTorch's ToCopyBackward0
+PASSES_THROUGH = {"self": lambda grad: grad}
+CONVERSION = {"node": "_to_copy", "gradients": PASSES_THROUGH}  # PyTorch's ToCopyBackward0
 
 
-class Tensor:
-    """An n-dimensional array on a CPU or CUDA device, with PyTorch's semantics (``torch.Tensor``).
+class TensorBase:
+    """The storage and self-knowledge of every tensor: ``agnostic.Tensor`` is this class with the ops' methods.
 
-    Make tensors with the factory functions (``agnostic.tensor``, ``zeros``, ``arange``...); the constructor is
-    PyTorch's legacy one.
-
-        >>> x = agnostic.tensor([[1.0, 2.0], [3.0, 4.0]])
-        >>> x.shape, x.dtype, x.device
-        (agnostic.Size([2, 2]), agnostic.float32, device(type='cpu'))
-        >>> (x @ x).sum()
-        tensor(54.)
+        >>> isinstance(agnostic.ones(2), agnostic._tensor.TensorBase)
+        True
     """
 
     __slots__ = ("_data", "_device", "__dict__", "__weakref__")
@@ -62,8 +59,16 @@ class Tensor:
     _output_nr = 0
     _version = 0
 
-    def __init_subclass__(cls, **kwargs):
+    # The classes users hold, which name themselves (class Tensor(..., TensorBase, role="plain")): what ``wrap``
+    # makes, and what a tensor that records autograd history becomes.
+    plain = recording = None
+
+    def __init_subclass__(cls, role=None, **kwargs):
         super().__init_subclass__(**kwargs)
+        if role == "plain":
+            TensorBase.plain = cls
+        elif role == "recording":
+            TensorBase.recording = cls
         for hook in subclass_hooks:
             hook(cls)
 
@@ -84,25 +89,6 @@ class Tensor:
     @grad.setter
     def grad(self, value):
         self.__dict__["grad"] = value
-
-    def __init__(self, *args, device=None):
-        """PyTorch's legacy constructor: ``Tensor(sequence)`` is a tensor of the default float dtype holding the
-        values, ``Tensor(*sizes)`` an uninitialized one of that shape (``agnostic.tensor`` and ``agnostic.empty`` say
-        which is meant).
-
-            >>> agnostic.Tensor([1, 2])
-            tensor([1., 2.])
-            >>> agnostic.Tensor(2, 3).shape
-            agnostic.Size([2, 3])
-        """
-        from .ops import creation
-
-        if len(args) == 1 and not isinstance(args[0], int):
-            made = creation.tensor(args[0], dtype=_dtypes.get_default_dtype(), device=device)
-        else:
-            made = creation.empty(*args, device=device)
-        self._data = made._data
-        self._device = made._device
 
     # ----- metadata -----------------------------------------------------------------------------------------
     @property
@@ -392,22 +378,14 @@ class Tensor:
         return (wrap(self._data[i], self._device) for i in range(self._data.shape[0]))
 
     def __hash__(self):
-        return id(self)
+        """Tensors hash by identity, as in PyTorch (``==`` compares values elementwise), so that they can be set
+        members and dict keys.
 
-    def __repr__(self):
-        """The tensor as PyTorch prints it: its values, then its dtype and device where they are not the defaults (also
-        ``str``).
-
-            >>> agnostic.tensor([1.0, 2.5])
-            tensor([1.0000, 2.5000])
-            >>> print(agnostic.tensor([1, 2], dtype=agnostic.float64))
-            tensor([1., 2.], dtype=agnostic.float64)
+            >>> x = agnostic.zeros(2)
+            >>> {x: "weights"}[x]
+            'weights'
         """
-        from ._printing import tensor_repr
-
-        return tensor_repr(self)
-
-    __str__ = __repr__
+        return id(self)
 
     def __format__(self, spec):
         """``format(x, spec)``: a 0-dim tensor formats as its Python number, others as their repr.
@@ -429,7 +407,7 @@ class Tensor:
         return (_rebuild, (self._host_array(), str(self._device)))
 
     # ----- moving between devices and dtypes ----------------------------------------------------------------
-    @_declared(**_CONVERSION)
+    @_declared(**CONVERSION)
     def to(self, *args, **kwargs):
         """Move and/or cast: ``to(device)``, ``to(dtype)``, ``to(other)``, ``to(device, dtype, non_blocking=False,
         copy=False)``. Returns ``self`` when nothing changes (and ``copy`` is false), a new tensor otherwise.
@@ -440,7 +418,7 @@ class Tensor:
         device, dtype, non_blocking, copy = _parse_to_arguments(args, kwargs)
         return self._converted(device, dtype, copy, non_blocking)
 
-    @_declared(**_CONVERSION)
+    @_declared(**CONVERSION)
     def cuda(self, device=None, non_blocking=False):
         """A copy on a CUDA device (the current one by default); ``self`` if already there.
 
@@ -452,7 +430,7 @@ class Tensor:
             raise ValueError(f"cuda(): expected a CUDA device, got {target}; use .to({str(target)!r}) instead")
         return self._converted(target, None, False, non_blocking)
 
-    @_declared(**_CONVERSION)
+    @_declared(**CONVERSION)
     def cpu(self):
         """A copy in CPU memory; ``self`` if already there.
 
@@ -460,40 +438,6 @@ class Tensor:
             True
         """
         return self._converted(CPU, None, False, False)
-
-    @_declared(**_CONVERSION)
-    def type(self, dtype=None, non_blocking=False):
-        """Without arguments, the legacy type name (``'agnostic.cuda.FloatTensor'``); otherwise cast to that type.
-
-            >>> agnostic.ones(2).type("agnostic.DoubleTensor").type()
-            'agnostic.DoubleTensor'
-        """
-        from . import _legacy_types
-
-        if dtype is None:
-            return _legacy_types.type_name(self)
-        device, target = _legacy_types.parse_type(dtype, self._device)
-        return self._converted(device, target, False, non_blocking)
-
-    def _converted(self, device, dtype, copy, non_blocking=False):
-        source = self._device
-        target = source if device is None else _backend.resolve(device)
-        array = self._data
-        if dtype is not None and _DTYPE_OF[array.dtype] is not dtype:
-            with source.backend.activate():
-                array = source.backend.ops.convert(array, dtype.numpy_dtype)
-            copy = False
-        if target is not source:
-            if non_blocking and target.backend.host:
-                host, event = source.backend.to_host(array, non_blocking=True)
-                return InFlightHostTensor.around(host, event)
-            array = _backend.move(array, source, target, non_blocking)
-        elif copy:
-            with source.backend.activate():
-                array = array.copy()
-        elif array is self._data:
-            return self
-        return wrap(array, target)
 
     def pin_memory(self):
         """A copy of this CPU tensor in page-locked memory (``self`` if already pinned), for fast and
@@ -533,16 +477,6 @@ class Tensor:
     def requires_grad(self, value):
         self.requires_grad_(value)
 
-    def requires_grad_(self, requires_grad=True):
-        """Set ``requires_grad`` in place (only on leaves); returns ``self``.
-
-            >>> agnostic.ones(2).requires_grad_().requires_grad
-            True
-        """
-        from .autograd.tracking import set_requires_grad
-
-        return set_requires_grad(self, requires_grad)
-
     @property
     def grad_fn(self):
         """The recorded operation that produced this tensor (None for leaves).
@@ -563,48 +497,6 @@ class Tensor:
         """
         return self._grad_fn is None
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (``gradient`` is required unless self has one
-        element), as ``torch.Tensor.backward``.
-
-            >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
-            >>> (x * x).sum().backward()
-            >>> x.grad
-            tensor([2., 4.])
-        """
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    def retain_grad(self):
-        """Keep ``.grad`` for this non-leaf tensor after backward.
-
-            >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
-            >>> y = x * 3
-            >>> y.retain_grad()
-            >>> y.sum().backward()
-            >>> y.grad
-            tensor([1., 1.])
-        """
-        from .autograd.functions import retain_grad
-
-        retain_grad(self)
-
-    def register_hook(self, hook):
-        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces the gradient.
-        Returns a handle with ``remove()``.
-
-            >>> x = agnostic.tensor([1.0, 2.0], requires_grad=True)
-            >>> handle = x.register_hook(lambda grad: grad * 10)
-            >>> x.sum().backward()
-            >>> x.grad
-            tensor([10., 10.])
-            >>> handle.remove()
-        """
-        from .autograd.functions import register_hook
-
-        return register_hook(self, hook)
-
     @property
     def data(self):
         """This tensor's values as a tensor outside autograd (shares memory); assigning a tensor replaces them.
@@ -617,7 +509,7 @@ class Tensor:
 
     @data.setter
     def data(self, value):
-        if not isinstance(value, Tensor):
+        if not isinstance(value, TensorBase):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
         self._data = value._data
         self._device = value._device
@@ -635,13 +527,11 @@ class Tensor:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         for key in ("_grad_fn", "_requires_grad", "_output_nr"):
             self.__dict__.pop(key, None)
-        from .autograd.tracking import GradTensor
-
-        if type(self) is GradTensor:
-            self.__class__ = Tensor
+        if type(self) is TensorBase.recording:
+            self.__class__ = TensorBase.plain
         return self
 
-    @_declared(shape_only=True, gradients=_PASSES_THROUGH)
+    @_declared(shape_only=True, gradients=PASSES_THROUGH)
     def clone(self, *, memory_format=None):
         """A copy with its own memory, on the same device.
 
@@ -661,7 +551,7 @@ class Tensor:
         """
         return wrap(self._data, self._device)
 
-    @_declared(shape_only=True, gradients=_PASSES_THROUGH)
+    @_declared(shape_only=True, gradients=PASSES_THROUGH)
     def contiguous(self, memory_format=None):
         """``self`` if already contiguous, else a contiguous copy.
 
@@ -673,35 +563,6 @@ class Tensor:
         xp = self._device.backend.xp
         with self._device.backend.activate():
             return wrap(xp.ascontiguousarray(self._data), self._device)
-
-    @_declared(overwrites=True, shape_only=True, gradients={"src": lambda grad: grad})
-    def copy_(self, src, non_blocking=False):
-        """Copy ``src`` into ``self`` in place, across devices, broadcasting and casting; returns ``self``.
-
-        With ``non_blocking``, a device-to-host copy into pinned, contiguous ``self`` of the same shape and dtype
-        runs asynchronously; reading ``self`` on the host waits for it.
-
-            >>> agnostic.zeros(2, 2).copy_(agnostic.tensor([1, 2]))[1]
-            tensor([1., 2.])
-        """
-        if not isinstance(src, Tensor):
-            from .ops.creation import tensor as make_tensor
-
-            src = make_tensor(src)
-        _check_writable(self)
-        array = src._data
-        if src._device is not self._device:
-            if non_blocking and self._device.backend.host and _can_receive_async_copy(self._data, array):
-                _, event = src._device.backend.to_host(array, non_blocking=True, out=self._data)
-                InFlightHostTensor.mark(self, event)
-                return self
-            array = _backend.move(array, src._device, self._device, non_blocking)
-        _check_broadcast_into(self, array.shape, "copy_")
-        with self._device.backend.activate():
-            if _conversion.kind(array.dtype, self._data.dtype) is not None:  # where C casts are not PyTorch's
-                array = self._device.backend.ops.convert(array, self._data.dtype)
-            self._device.backend.xp.copyto(self._data, array, casting="unsafe")
-        return self
 
     # Legacy casts: x.float(), x.long(), ...
     def float(self):
@@ -800,63 +661,9 @@ class Tensor:
         """
         return self.to(_dtypes.complex128)
 
-    def new_tensor(self, data, dtype=None, device=None):
-        """A new tensor from ``data`` (copied), with this tensor's dtype and device unless given.
-
-            >>> agnostic.zeros(2, dtype=agnostic.float64).new_tensor([1, 2])
-            tensor([1., 2.], dtype=agnostic.float64)
-        """
-        from .ops.creation import tensor as make_tensor
-
-        return make_tensor(data, dtype=dtype or self.dtype, device=device or self._device)
-
-
-class InFlightHostTensor(Tensor):
-    """A CPU tensor that a non_blocking device-to-host copy is still filling.
-
-    Any read of its data (``numpy()``, ``item()``, printing, indexing, a CPU op) first waits for the copy, then the
-    object turns into a plain Tensor, so the classic race of reading stale host memory cannot happen and plain
-    tensors pay nothing for the check.
-    """
-
-    __slots__ = ()
-
-    @classmethod
-    def around(cls, array, event):
-        """A new in-flight tensor for ``array``, complete when ``event`` is."""
-        tensor = wrap(array, CPU)
-        cls.mark(tensor, event)
-        return tensor
-
-    @classmethod
-    def mark(cls, tensor, event):
-        """Turn ``tensor`` into one whose reads wait for ``event``."""
-        tensor.__dict__["_copy_done"] = event
-        tensor.__class__ = cls
-
-    @property
-    def _data(self):
-        self.__dict__.pop("_copy_done").synchronize()
-        self.__class__ = Tensor
-        return self._data
-
-    @_data.setter
-    def _data(self, array):
-        _SLOT_DATA.__set__(self, array)
-
-
-_SLOT_DATA = Tensor.__dict__["_data"]
-
-
-def _can_receive_async_copy(host, device_array):
-    return (host.shape == device_array.shape and host.dtype == device_array.dtype and host.flags.c_contiguous
-            and _cuda_backend.is_pinned(host))
-
 
 def _rebuild(array, device_text):
-    from .ops.creation import as_tensor
-
-    return as_tensor(array, device=device_text)
+    return wrap(array, CPU)._converted(as_device(device_text), None, False)
 
 
 def _normalize_dim(dim, ndim, allow_scalar=True):
@@ -913,7 +720,7 @@ def _parse_to_arguments(args, kwargs):
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     positional = list(args)
-    if positional and isinstance(positional[0], Tensor):
+    if positional and isinstance(positional[0], TensorBase):
         other = positional.pop(0)
         device, dtype = other._device, other.dtype
     elif positional and not isinstance(positional[0], (_dtypes.dtype, type)) and positional[0] is not None \

@@ -20,7 +20,8 @@ import numpy
 
 from . import _backend, _dtypes
 from ._device import CPU, Device, as_device
-from ._tensor import Tensor, wrap
+from ._tensor import wrap
+from ._tensor_classes import Tensor
 from .nn.parameter import Parameter
 
 _FORMAT = "agnostic"

@@ -1,7 +1,7 @@
 """Griffe extension for agnostic's API reference (named in ``mkdocs.yml``; not part of the package).
 
-agnostic makes much of its API at import time (ops from their declarations, Tensor methods by ``setattr``), so the
-reference inspects the imported package. Inspection alone gets four things wrong, fixed here:
+agnostic makes much of its API at import time (ops and Tensor's methods from their declarations), so the reference
+inspects the imported package. Inspection alone gets four things wrong, fixed here:
 
 - ``agnostic.__all__`` is computed at import time (every public name, the declared ops among them), which static
   analysis can't read; the running package's is used.

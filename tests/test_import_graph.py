@@ -1,7 +1,7 @@
 """agnostic's modules import each other as a DAG: no module needs, while it is being imported, a module that needs
-it back. Imports inside functions hide such cycles; they are allowed for optional or platform dependencies, and for
-``agnostic.multiprocessing``, which ``import agnostic`` doesn't load (LAZY). The ones that still stand in for a
-module-level import are listed below, to go (issue 13)."""
+it back. Imports inside functions would hide such cycles: agnostic's modules import each other at module level, but for
+``agnostic.multiprocessing``, which ``import agnostic`` doesn't load (LAZY); function-level imports are left for
+optional or platform dependencies (CuPy, ml_dtypes...)."""
 
 import ast
 import os
@@ -12,18 +12,6 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "agnostic"
 
-# Function-level imports of agnostic's own modules that still break a cycle: (module, imported module). The list
-# only shrinks; a new one is a cycle to resolve by layering, not to hide.
-KNOWN_DEFERRED = frozenset({
-    ("agnostic._tensor", "agnostic.ops.creation"),
-    ("agnostic._tensor", "agnostic._printing"),
-    ("agnostic._tensor", "agnostic._legacy_types"),
-    ("agnostic._tensor", "agnostic.autograd"),
-    ("agnostic._tensor", "agnostic.autograd.tracking"),
-    ("agnostic._tensor", "agnostic.autograd.functions"),
-    ("agnostic._legacy_types", "agnostic._tensor"),
-    ("agnostic._legacy_types", "agnostic.ops.creation"),
-})
 
 
 # Loaded on first use, so that ``import agnostic`` stays fast: the importing module may not import them at module
@@ -99,13 +87,10 @@ def test_the_module_level_imports_form_a_dag():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-def test_imports_inside_functions_hide_no_new_cycle():
-    deferred = {(name, target) for name, (outer, inner) in GRAPH.items() for target in inner - outer
-                if target not in LAZY}
-    new = sorted(deferred - KNOWN_DEFERRED)
-    assert not new, f"new function-level imports of agnostic modules (layer the modules instead): {new}"
-    gone = sorted(KNOWN_DEFERRED - deferred)
-    assert not gone, f"these deferred imports are gone: delete them from KNOWN_DEFERRED: {gone}"
+def test_agnostic_modules_import_each_other_at_module_level():
+    deferred = sorted((name, target) for name, (outer, inner) in GRAPH.items() for target in inner - outer
+                      if target not in LAZY)
+    assert not deferred, f"function-level imports of agnostic modules (layer the modules instead): {deferred}"
 
 
 def test_the_lazy_modules_are_not_loaded_by_import_agnostic():

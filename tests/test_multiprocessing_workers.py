@@ -9,7 +9,7 @@ import time
 
 import agnostic
 import agnostic.multiprocessing  # noqa: F401  (a forked or spawned child pickles tensors with its reducers)
-from agnostic._tensor import Tensor
+from agnostic import Tensor
 
 TIMEOUT = 30
 

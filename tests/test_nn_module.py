@@ -9,7 +9,7 @@ import pytest
 
 import agnostic
 import agnostic.nn as nn
-from agnostic.autograd import GradTensor
+from agnostic._tensor_classes import GradTensor
 
 CPU = agnostic.device("cpu")
 

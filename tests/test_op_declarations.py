@@ -11,7 +11,7 @@ import numpy
 import pytest
 
 import agnostic
-from agnostic.autograd import GradTensor
+from agnostic._tensor_classes import GradTensor
 from agnostic.ops._registry import _DECLARED, Composite
 
 torch = pytest.importorskip("torch")

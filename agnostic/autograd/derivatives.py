@@ -3,13 +3,13 @@
 Formulas are written with agnostic's own (recordable) ops, so that ``create_graph=True`` gives higher derivatives.
 """
 
-from .._tensor import Tensor
+from .._tensor import TensorBase
 from ..ops.creation import zeros_like
 
 
 def fit(grad, like):
     """``grad`` summed back to ``like``'s shape (undoing broadcasting), in ``like``'s dtype and on its device."""
-    if not isinstance(like, Tensor) or grad is None:
+    if not isinstance(like, TensorBase) or grad is None:
         return None
     shape = like._data.shape
     if grad._data.shape != shape:
@@ -27,7 +27,7 @@ def fit(grad, like):
 
 def conj(x):
     """The complex conjugate of a complex tensor; anything else as it is (the gradients of products use it)."""
-    return x.conj() if isinstance(x, Tensor) and x.dtype.is_complex else x
+    return x.conj() if isinstance(x, TensorBase) and x.dtype.is_complex else x
 
 
 def passes_through(grad):

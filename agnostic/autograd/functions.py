@@ -2,7 +2,7 @@
 
 import weakref
 
-from .._tensor import Tensor
+from .._tensor import TensorBase
 from ..ops.creation import ones_like, zeros_like
 from . import graph
 from .grad_mode import _state as _grad_state
@@ -12,7 +12,7 @@ from .tracking import needs_grad, record
 def _as_tuple(value):
     if value is None:
         return ()
-    return (value,) if isinstance(value, Tensor) else tuple(value)
+    return (value,) if isinstance(value, TensorBase) else tuple(value)
 
 
 def _root_gradients(outputs, grad_outputs):
@@ -209,7 +209,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         track = needs_grad(args, kwargs)
-        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a._requires_grad for a in args))
+        ctx = FunctionCtx(tuple(isinstance(a, TensorBase) and a._requires_grad for a in args))
         # Forward under no_grad (inlined: this runs for every custom op). Inputs keep their history (nothing records
         # under no_grad), so tensors saved for backward can be differentiated again when the backward itself is
         # recorded (create_graph=True).
@@ -227,7 +227,7 @@ class Function:
             return result if isinstance(result, tuple) else (result,)
 
         outputs = output if isinstance(output, tuple) else (output,)
-        tracked = tuple(o for o in outputs if isinstance(o, Tensor) and id(o) not in excluded)
+        tracked = tuple(o for o in outputs if isinstance(o, TensorBase) and id(o) not in excluded)
         if not tracked:
             return output
         record(cls.__name__ + "Backward", rule, args, kwargs, tracked if len(tracked) > 1 else tracked[0])

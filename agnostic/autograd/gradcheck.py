@@ -3,7 +3,7 @@
 import itertools
 import warnings
 
-from .._tensor import Tensor
+from .._tensor import TensorBase
 from .functions import grad
 
 
@@ -65,7 +65,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         True
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    checked = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    checked = [t for t in inputs if isinstance(t, TensorBase) and t.requires_grad]
     if not checked:
         raise ValueError("gradcheck expects at least one input tensor with requires_grad=True")
     for tensor in checked:
@@ -73,7 +73,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             warnings.warn(f"gradcheck: input of dtype {tensor.dtype} is not double precision; finite differences "
                           "will be inaccurate", stacklevel=2)
     first = _outputs(func, inputs)
-    output_positions = [i for i, o in enumerate(first) if isinstance(o, Tensor) and o.requires_grad]
+    output_positions = [i for i, o in enumerate(first) if isinstance(o, TensorBase) and o.requires_grad]
     outputs = [first[i] for i in output_positions]
     analytical = {}  # (input number, output number) -> rows[output element] = gradient tensor (or None)
     for output_number, output in enumerate(outputs):

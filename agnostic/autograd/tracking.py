@@ -1,39 +1,26 @@
-"""Recording: GradTensor (tensors that require grad), the node an op records, and in-place ops on recorded tensors.
+"""Recording: the node an op records, tensors turned into GradTensors, and in-place ops on recorded tensors.
 
 Tensors that need no gradient stay plain ``Tensor`` objects and never pay for autograd: the operator short paths
-only accept ``type(x) is Tensor``. A tensor that requires grad is a ``GradTensor``, whose methods and operators are
-the recording forms the op registry (``ops/_registry.py``) makes; the public functions check their arguments for
-GradTensors.
+only accept ``type(x) is Tensor``. A tensor that requires grad is a ``GradTensor`` (``TensorBase.recording``),
+whose methods and operators are the recording forms the op registry (``ops/_registry.py``) makes; the public
+functions check their arguments for GradTensors.
 """
 
-from .._tensor import Tensor, wrap
+from .._tensor import TensorBase, wrap
 from ..ops._dispatch import check_can_cast
 from . import graph
 from .grad_mode import _state as _grad_state
 
 
-class GradTensor(Tensor):
-    """A tensor that requires grad or was computed from one (it has a ``grad_fn``): its methods and operators record
-    what they compute. A plain ``Tensor`` becomes one by ``requires_grad_()``.
-
-        >>> x = agnostic.ones(2, requires_grad=True)
-        >>> type(x).__name__, type(x * 2).__name__, type(agnostic.ones(2)).__name__
-        ('GradTensor', 'GradTensor', 'Tensor')
-        >>> isinstance(x, agnostic.Tensor)
-        True
-    """
-
-    __slots__ = ()
-
-
-def make_leaf(tensor, cls=GradTensor, requires_grad=True):
-    """A new leaf of class ``cls`` sharing ``tensor``'s memory (how ``nn.Parameter`` is built).
+def make_leaf(tensor, cls=None, requires_grad=True):
+    """A new leaf of class ``cls`` (GradTensor by default) sharing ``tensor``'s memory (how ``nn.Parameter`` is
+    built).
 
         >>> leaf = agnostic.autograd.make_leaf(agnostic.zeros(2))
         >>> leaf.requires_grad, leaf.is_leaf
         (True, True)
     """
-    leaf = object.__new__(cls)
+    leaf = object.__new__(cls or TensorBase.recording)
     leaf._data = tensor._data
     leaf._device = tensor._device
     if requires_grad:
@@ -60,8 +47,8 @@ def set_requires_grad(tensor, requires_grad):
         )
     if requires_grad:
         _check_can_require_grad(tensor)
-        if not isinstance(tensor, GradTensor):
-            tensor.__class__ = GradTensor
+        if not isinstance(tensor, TensorBase.recording):
+            tensor.__class__ = TensorBase.recording
     tensor.__dict__["_requires_grad"] = requires_grad
     return tensor
 
@@ -76,7 +63,7 @@ class Context:
         self.kwargs = kwargs
         self.result = result
         self.saved = None
-        self.versions = [(t, t._version) for t in _tensors_in(args) if isinstance(t, GradTensor)] \
+        self.versions = [(t, t._version) for t in _tensors_in(args) if isinstance(t, TensorBase.recording)] \
             if needs_values else ()
 
     def check_versions(self, node_name):
@@ -92,11 +79,11 @@ class Context:
 
 def _tensors_in(args):
     for arg in args:
-        if isinstance(arg, Tensor):
+        if isinstance(arg, TensorBase):
             yield arg
         elif isinstance(arg, (list, tuple)):
             for item in arg:
-                if isinstance(item, Tensor):
+                if isinstance(item, TensorBase):
                     yield item
 
 
@@ -104,16 +91,17 @@ def needs_grad(args, kwargs=None):
     """True when grad mode is on and some Tensor argument requires grad."""
     if not _grad_state.enabled:
         return False
+    recording = TensorBase.recording
     for arg in args:
-        if isinstance(arg, GradTensor):
+        if isinstance(arg, recording):
             if arg._requires_grad:
                 return True
         elif isinstance(arg, (list, tuple)):
             for item in arg:
-                if isinstance(item, GradTensor) and item._requires_grad:
+                if isinstance(item, recording) and item._requires_grad:
                     return True
     if kwargs:
-        return any(isinstance(v, GradTensor) and v._requires_grad for v in kwargs.values())
+        return any(isinstance(v, recording) and v._requires_grad for v in kwargs.values())
     return False
 
 
@@ -121,13 +109,13 @@ def detached(value):
     """``value`` with every tensor in it (also in a list or tuple) cut from autograd; a value holding none is
     returned as it is."""
     cls = value.__class__
-    if cls is Tensor:
+    if cls is TensorBase.plain:
         return value
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return wrap(value._data, value._device)
     if cls is list or cls is tuple:
         for item in value:
-            if isinstance(item, (Tensor, list, tuple)):
+            if isinstance(item, (TensorBase, list, tuple)):
                 items = [detached(v) for v in value]
                 return items if cls is list else tuple(items)
     return value
@@ -136,25 +124,25 @@ def detached(value):
 def _layout_and_edges(args):
     layout, edges = [], []
     for position, arg in enumerate(args):
-        if isinstance(arg, Tensor):
+        if isinstance(arg, TensorBase):
             layout.append((position, None))
             edges.append(graph.edge_of(arg))
-        elif isinstance(arg, (list, tuple)) and any(isinstance(item, Tensor) for item in arg):
+        elif isinstance(arg, (list, tuple)) and any(isinstance(item, TensorBase) for item in arg):
             layout.append((position, len(arg)))
-            edges.extend(graph.edge_of(item) if isinstance(item, Tensor) else None for item in arg)
+            edges.extend(graph.edge_of(item) if isinstance(item, TensorBase) else None for item in arg)
     return layout, edges
 
 
 def _differentiable_outputs(output):
-    items = [output] if isinstance(output, Tensor) else output
-    return [item for item in items if isinstance(item, Tensor) and item.dtype.category >= 2]
+    items = [output] if isinstance(output, TensorBase) else output
+    return [item for item in items if isinstance(item, TensorBase) and item.dtype.category >= 2]
 
 
 def attach(output, node):
     """Turn the plain outputs of a recorded op into GradTensors pointing at ``node``."""
     outputs = _differentiable_outputs(output)
     for number, tensor in enumerate(outputs):
-        tensor.__class__ = GradTensor
+        tensor.__class__ = TensorBase.recording
         tensor.__dict__.update(_requires_grad=True, _grad_fn=node, _output_nr=number)
     return output
 
@@ -165,7 +153,7 @@ def record(name, rule, args, kwargs, output, is_view=False):
     if not outputs:
         return output
     layout, edges = _layout_and_edges(args)
-    result = output if isinstance(output, Tensor) else tuple(output)
+    result = output if isinstance(output, TensorBase) else tuple(output)
     context = Context(args, kwargs, detached(result), not getattr(rule, "shape_only", False))
     meta = [(tuple(t._data.shape), t.dtype, t._device) for t in outputs]
     node = graph.Node(name, rule, context, edges, layout, meta)
@@ -187,7 +175,7 @@ def differentiable_inplace(op_name, inplace_forward, out_of_place):
 
     def recorded(self, *args, **kwargs):
         if not needs_grad((self,) + args, kwargs):
-            if isinstance(self, GradTensor):
+            if isinstance(self, TensorBase.recording):
                 _bump_version(self)
             inplace_forward(self, *args, **kwargs)
             return self
@@ -203,8 +191,8 @@ def differentiable_inplace(op_name, inplace_forward, out_of_place):
             check_can_cast(result.dtype, self.dtype, op_name)
         detached(self).copy_(detached(result))
         _bump_version(self)
-        if not isinstance(self, GradTensor):
-            self.__class__ = GradTensor
+        if not isinstance(self, TensorBase.recording):
+            self.__class__ = TensorBase.recording
         self.__dict__.update(_requires_grad=True, _grad_fn=result._grad_fn, _output_nr=result._output_nr)
         return self
 

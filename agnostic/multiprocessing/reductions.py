@@ -9,7 +9,8 @@ grad is refused.
 from multiprocessing.reduction import ForkingPickler
 
 from .._device import CPU, Device
-from .._tensor import Tensor, subclass_hooks
+from .._tensor import subclass_hooks
+from .._tensor_classes import Tensor
 from . import cuda_ipc, sharing
 
 # Autograd's bookkeeping, which means nothing in another process.

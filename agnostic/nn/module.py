@@ -5,7 +5,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from .. import _tensor
-from .._tensor import Tensor
+from .._tensor_classes import Tensor
 from ..autograd import no_grad
 from .hooks import RemovableHandle
 from .parameter import Parameter

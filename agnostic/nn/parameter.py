@@ -1,7 +1,7 @@
 """Parameter: a leaf tensor that a Module registers as one of its learnable weights."""
 
-from .._tensor import Tensor
-from ..autograd import GradTensor, make_leaf
+from .._tensor_classes import GradTensor, Tensor
+from ..autograd import make_leaf
 from ..ops.creation import empty
 
 

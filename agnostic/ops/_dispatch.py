@@ -4,7 +4,7 @@ call, and writing a result into an existing tensor under PyTorch's in-place rule
 import numpy
 
 from .. import _dtypes
-from .._tensor import Tensor, _check_broadcast_into, wrap
+from .._tensor import TensorBase, _check_broadcast_into, wrap
 
 _ndarray = numpy.ndarray
 
@@ -48,7 +48,7 @@ def result_dtype(*operands):
     dimensioned = zero_dim = scalars = None
     promote = _dtypes._PROMOTION
     for operand in operands:
-        if isinstance(operand, Tensor):
+        if isinstance(operand, TensorBase):
             dt = operand.dtype
             if operand._data.ndim:
                 dimensioned = dt if dimensioned is None else promote[(dimensioned, dt)]
@@ -63,7 +63,7 @@ def result_dtype(*operands):
 
 def as_operand(value, name="other"):
     """A Tensor or Python scalar, refusing anything else with a clear TypeError."""
-    if isinstance(value, (Tensor, bool, int, float, complex)):
+    if isinstance(value, (TensorBase, bool, int, float, complex)):
         return value
     if isinstance(value, numpy.generic):
         return value.item()
@@ -79,7 +79,7 @@ def operand_array(operand, dtype, device):
     rules never decide the result type.
     """
     numpy_dtype = dtype.numpy_dtype
-    if isinstance(operand, Tensor):
+    if isinstance(operand, TensorBase):
         array = operand._data
         if operand._device is not device:
             # A 0-dim CPU tensor taking part in a CUDA op: passed as a scalar, as PyTorch does (no copy).

@@ -4,7 +4,7 @@ per output), ``result`` and the op's parameters, bound by name from what the nod
 
 import inspect
 
-from .._tensor import Tensor
+from .._tensor import TensorBase
 from ..autograd.derivatives import fit
 from ..autograd.grad_mode import _state as _grad_state
 
@@ -26,7 +26,7 @@ def _from_derivative(derivative):
 
     def formula(grad, *values):
         local = derivative(*values)
-        return grad * (local.conj() if isinstance(local, Tensor) and local.dtype.is_complex else local)
+        return grad * (local.conj() if isinstance(local, TensorBase) and local.dtype.is_complex else local)
     formula.__signature__ = inspect.Signature(
         [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY) for name in ("grad",) + names])
     return formula
@@ -59,11 +59,11 @@ def _gradient(formula, names, values, argument):
     """One argument's gradient from its formula, fitted to the argument (a tensor, or a sequence of tensors)."""
     if formula is None:
         return None
-    if isinstance(argument, Tensor):
+    if isinstance(argument, TensorBase):
         return fit(formula(*[values[name] for name in names]), argument) if argument._requires_grad else None
-    if isinstance(argument, (list, tuple)) and any(isinstance(item, Tensor) and item._requires_grad
+    if isinstance(argument, (list, tuple)) and any(isinstance(item, TensorBase) and item._requires_grad
                                                    for item in argument):
         grads = formula(*[values[name] for name in names])
-        return [fit(grad, item) if isinstance(item, Tensor) and item._requires_grad else None
+        return [fit(grad, item) if isinstance(item, TensorBase) and item._requires_grad else None
                 for grad, item in zip(grads, argument)]
     return None

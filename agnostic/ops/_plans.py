@@ -11,7 +11,7 @@ import numpy
 
 from .. import _backend, _host_cache
 from .._device import CPU
-from .._tensor import Tensor, _check_broadcast_into, wrap
+from .._tensor import TensorBase, _check_broadcast_into, wrap
 from ..autograd import tracking
 from .creation import as_tensor
 from ._dispatch import (
@@ -32,7 +32,7 @@ def _kind(value):
     cls = value.__class__
     if cls in _SCALARS:
         return cls
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return cls, value._data.dtype
     return None
 
@@ -43,7 +43,7 @@ def unary_caller(op, as_operator=False):
     plans = op.plans
 
     def caller(input, out=None):
-        key = input._data.dtype if input.__class__ is Tensor else _kind(input)
+        key = input._data.dtype if input.__class__ is TensorBase.plain else _kind(input)
         plan = plans.get(key)
         if plan is None:
             if key is None:
@@ -59,18 +59,24 @@ def binary_caller(op, as_operator=False, reflected=False):
     can't take give NotImplemented, so Python tries the other side; ``reflected`` swaps the operands
     (``__radd__``)."""
     plans = op.plans
+    recent = op.recent
 
     def caller(input, other, out=None):
         if reflected:
             input, other = other, input
+        plain = TensorBase.plain
         kind_a = input.__class__
         kind_b = other.__class__
-        key_a = input._data.dtype if kind_a is Tensor else kind_a if kind_a in _SCALARS else _kind(input)
-        key_b = other._data.dtype if kind_b is Tensor else kind_b if kind_b in _SCALARS else _kind(other)
+        key_a = input._data.dtype if kind_a is plain else kind_a if kind_a in _SCALARS else _kind(input)
+        key_b = other._data.dtype if kind_b is plain else kind_b if kind_b in _SCALARS else _kind(other)
+        last = recent[0]
+        if last[0] is key_a and last[1] is key_b:
+            return last[2](input, other, out)
         plan = plans.get(key_a)
         if plan is not None:
             plan = plan.get(key_b)
             if plan is not None:
+                recent[0] = (key_a, key_b, plan)
                 return plan(input, other, out)
         if key_a is None or key_b is None:
             operands = _coerced(op, (input, other), as_operator)
@@ -82,6 +88,17 @@ def binary_caller(op, as_operator=False, reflected=False):
     return caller
 
 
+def forget(op):
+    """Drop ``op``'s plans (made again on next use)."""
+    op.plans.clear()
+    op.recent[0] = NOTHING_RECENT
+
+
+# A binary op's last call: (kinds, plan), one tuple so that threads read it whole. Consecutive calls mostly repeat
+# the kinds, and comparing them costs less than two dict lookups.
+NOTHING_RECENT = (object(), object(), None)
+
+
 def _coerced(op, operands, as_operator):
     """Operands that aren't tensors or Python scalars: NumPy scalars become Python numbers; for operators, arrays
     become tensors and anything else gives NotImplemented; for functions, a TypeError names the argument."""
@@ -89,11 +106,11 @@ def _coerced(op, operands, as_operator):
     for name, value in zip(op.parameters, operands):
         if isinstance(value, numpy.generic):
             value = value.item()
-        elif as_operator and not isinstance(value, Tensor) and type(value) not in _SCALARS:
+        elif as_operator and not isinstance(value, TensorBase) and type(value) not in _SCALARS:
             if not (isinstance(value, numpy.ndarray) or _backend.is_backend_array(value)):
                 return NotImplemented
             value = as_tensor(value)
-        if op.arity == 1 and not isinstance(value, Tensor):
+        if op.arity == 1 and not isinstance(value, TensorBase):
             _not_a_tensor(op, value)
         coerced.append(as_operand(value, name))
     return tuple(coerced)
@@ -105,24 +122,24 @@ def _not_a_tensor(op, value):
 
 def _make_plan(op, operands):
     """The plan for operands of these kinds: ``plan(*operands, out)``."""
-    if op.arity == 1 and not isinstance(operands[0], Tensor):
+    if op.arity == 1 and not isinstance(operands[0], TensorBase):
         _not_a_tensor(op, operands[0])
-    tensors = [x for x in operands if isinstance(x, Tensor)]
+    tensors = [x for x in operands if isinstance(x, TensorBase)]
     if not tensors:
         raise TypeError(f"{op.name}(): expected at least one Tensor argument, got two Python numbers")
-    if any(isinstance(x, tracking.GradTensor) for x in tensors):
+    if any(isinstance(x, TensorBase.recording) for x in tensors):
         return _recording_plan(op)
-    if all(type(x) is Tensor for x in tensors) and len({x.dtype for x in tensors}) == 1:
+    if all(type(x) is TensorBase.plain for x in tensors) and len({x.dtype for x in tensors}) == 1:
         dtype = tensors[0].dtype
         if result_dtype(*operands) is dtype and op.types(dtype)[0] is dtype and \
                 dtype.numpy_dtype.kind not in op.kind_implementations:
             if op.check_operands is not None:
                 op.check_operands(*operands, compute=dtype)  # what depends only on the kinds (a bool operand)
-            scalar_kinds = {type(x) for x in operands if not isinstance(x, Tensor)}
+            scalar_kinds = {type(x) for x in operands if not isinstance(x, TensorBase)}
             if not scalar_kinds or op.python_scalars and (dtype.category >= _FLOATING or scalar_kinds <= {bool, int}):
                 if op.arity == 1:
                     return _direct_unary_plan(op)
-                return _direct_binary_plan(op, dtype, isinstance(operands[0], Tensor), isinstance(operands[1], Tensor))
+                return _direct_binary_plan(op, dtype, isinstance(operands[0], TensorBase), isinstance(operands[1], TensorBase))
     return _general_plan(op)
 
 
@@ -130,6 +147,7 @@ def _direct_unary_plan(op):
     """A tensor whose dtype the backend function takes and returns as PyTorch would: one call, no casts."""
     cpu_function = op.backend_function(CPU)
     large_cpu = op.large_cpu
+    plain = TensorBase.plain  # plans are made on first use, when the classes exist
     writes_out = op.writes_out
     name = op.name
 
@@ -146,7 +164,7 @@ def _direct_unary_plan(op):
                 array = numpy.asarray(array)
         else:
             array = backend.run(op.backend_function(device), x)
-        tensor = _new_tensor(Tensor)
+        tensor = _new_tensor(plain)
         tensor._data = array
         tensor._device = device
         return tensor if out is None else write_result(out, tensor, name)
@@ -159,6 +177,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     general plan). One call, no casts; in place (``out`` is ``input``) the function writes into ``input``."""
     cpu_function = op.backend_function(CPU)
     large_cpu = op.large_cpu
+    plain = TensorBase.plain  # plans are made on first use, when the classes exist
     integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
     check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
     general = _general_plan(op)
@@ -195,7 +214,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
         except ValueError:
             raise_broadcast_error(x, y)
             raise
-        tensor = _new_tensor(Tensor)
+        tensor = _new_tensor(plain)
         tensor._data = array
         tensor._device = device
         return tensor
@@ -235,7 +254,7 @@ def _general_plan(op):
 
 
 def _compute(op, operands, out):
-    tensors = [x for x in operands if isinstance(x, Tensor)]
+    tensors = [x for x in operands if isinstance(x, TensorBase)]
     device = check_same_device(*tensors)
     promoted = result_dtype(*operands)
     compute, result = op.types(promoted)
@@ -281,4 +300,4 @@ def _recording_plan(op):
 
 
 def _plain(value):
-    return wrap(value._data, value._device) if isinstance(value, tracking.GradTensor) else value
+    return wrap(value._data, value._device) if isinstance(value, TensorBase.recording) else value

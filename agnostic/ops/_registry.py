@@ -16,7 +16,7 @@ import inspect
 import numpy
 
 from .. import _backend, _dtypes
-from .._tensor import Tensor, _check_writable
+from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
 from ._binding import Binding
@@ -24,6 +24,7 @@ from .creation import as_tensor
 from ._dispatch import Result, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
+from . import _plans
 from ._plans import binary_caller, unary_caller
 
 OPS: dict = {}  # name -> declaration, every public op and alias
@@ -78,6 +79,7 @@ class Elementwise:
         self.python_scalars = isinstance(implementation, str) if python_scalars is None else python_scalars
         self.backward = backward_rule(self, gradients, derivative)
         self.plans = {}
+        self.recent = [_plans.NOTHING_RECENT]
         self.call = unary_caller(self) if arity == 1 else binary_caller(self)
         self.function = _make_function(self)
         self.method = _make_method(self)
@@ -132,7 +134,7 @@ def _forget_plans():
     """Plans hold result dtypes that follow the default dtype: made again after ``set_default_dtype``."""
     for op in _DECLARED:
         if isinstance(op, Elementwise):
-            op.plans.clear()
+            _plans.forget(op)
 
 
 _dtypes.on_default_dtype_change(_forget_plans)
@@ -228,7 +230,7 @@ class Composite:
         def function(*args, **kwargs):
             # Nothing to record when no argument needs a gradient; that is sure without looking at them all when
             # only the first argument has a formula and it is a plain tensor.
-            if only_first and args and args[0].__class__ is Tensor or not needs_grad(args, kwargs):
+            if only_first and args and args[0].__class__ is TensorBase.plain or not needs_grad(args, kwargs):
                 return forward(*args, **kwargs)
             if kwargs.get("out") is not None:
                 raise RuntimeError(f"{self.name}(): functions with out=... arguments don't support automatic "
@@ -236,7 +238,7 @@ class Composite:
             plain_args = [detached(value) for value in args]
             plain_kwargs = {name: detached(value) for name, value in kwargs.items()} if kwargs else kwargs
             output = forward(*plain_args, **plain_kwargs)
-            if isinstance(output, Tensor) and output is (plain_args[0] if args else plain_kwargs.get(first)):
+            if isinstance(output, TensorBase) and output is (plain_args[0] if args else plain_kwargs.get(first)):
                 return args[0] if args else kwargs[first]  # ``x.to(x.dtype)``: PyTorch returns self, recording nothing
             return tracking.record(node_name, self.backward, binding.values(args, kwargs), {}, output, is_view)
         function.__wrapped__ = self.forward
@@ -295,7 +297,7 @@ def _composite_operator(op, function, reflected):
     """``__<operator>__`` (``__r<operator>__`` when ``reflected``) calling ``function``: arrays become tensors, and
     other operands give NotImplemented, so Python tries the other side."""
     def operator(self, other):
-        if not isinstance(other, Tensor):
+        if not isinstance(other, TensorBase):
             if not (isinstance(other, numpy.ndarray) or _backend.is_backend_array(other)):
                 return NotImplemented
             other = as_tensor(other)
@@ -334,7 +336,7 @@ def in_place_of(function):
 
 def _declare_tensor_class_methods():
     """The ops Tensor's class body declares (conversions, ``clone``, ``copy_``: see ``_tensor._declared``)."""
-    for value in list(vars(Tensor).values()):
+    for value in list(vars(TensorBase).values()):
         declaration = getattr(value, "declaration", None)
         if declaration is not None:
             Composite(value, public=False, **declaration)
@@ -368,7 +370,7 @@ def _scaling_function(call):
 
 
 def _scaled(other, alpha):
-    return OPS["mul"].function(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return OPS["mul"].function(other, alpha) if isinstance(other, TensorBase) else other * alpha
 
 
 def _make_method(op):
@@ -411,10 +413,8 @@ def _make_inplace_method(op):
 
 
 def _unary_inplace(op, recorded):
-    GradTensor = tracking.GradTensor
-
     def method(self):
-        if isinstance(self, GradTensor):
+        if isinstance(self, TensorBase.recording):
             return recorded(self)
         _check_writable(self)
         return op.call(self, self)
@@ -422,14 +422,13 @@ def _unary_inplace(op, recorded):
 
 
 def _binary_inplace(op, name, recorded):
-    GradTensor = tracking.GradTensor
-
     def method(self, other, *, alpha=1):
         if alpha != 1:
             if not op.alpha:
                 raise TypeError(f"{name}() got an unexpected keyword argument 'alpha'")
             other = _scaled(other, alpha)
-        if isinstance(self, GradTensor) or isinstance(other, GradTensor):
+        recording = TensorBase.recording
+        if isinstance(self, recording) or isinstance(other, recording):
             return recorded(self, other)
         _check_writable(self)
         return op.call(self, other, self)
@@ -444,7 +443,12 @@ def operator(op, reflected=False):
     caller = unary_caller(op, as_operator=True) if op.arity == 1 else \
         binary_caller(op, as_operator=True, reflected=reflected)
     name = f"__{'r' if reflected else ''}{op.operator}__"
+    caller.__signature__ = _UNARY_OPERATOR if op.arity == 1 else _BINARY_OPERATOR  # not the dispatch's own ``out``
     return _named(caller, name, operator_doc(op, reflected))
+
+
+_UNARY_OPERATOR = inspect.signature(lambda self: None)
+_BINARY_OPERATOR = inspect.signature(lambda self, other: None)
 
 
 def _named(function, name, doc):
@@ -477,6 +481,19 @@ def tensor_methods(recording=False):
         if op.arity == 2 and op.result in (Result.SAME, Result.FLOAT):
             methods[f"__i{op.operator}__"] = op.inplace_method
     return methods
+
+
+def declared_methods(name, module, recording=False):
+    """A class ``module.name`` of every method, property and operator the declarations make (GradTensor's recording
+    forms, where they differ, with ``recording``): the first base of ``agnostic.Tensor`` (and of GradTensor).
+
+        >>> agnostic.Tensor.__mro__[1].__name__, agnostic.Tensor.add is agnostic.Tensor.__mro__[1].add
+        ('TensorMethods', True)
+    """
+    doc = f"The methods of {'GradTensor' if recording else 'agnostic.Tensor'} that the op declarations make."
+    # A class that defines __eq__ is unhashable unless it says otherwise: tensors hash by identity, as in PyTorch.
+    return type(name, (), {"__slots__": (), "__module__": module, "__qualname__": name, "__doc__": doc,
+                           "__hash__": TensorBase.__hash__, **tensor_methods(recording)})
 
 
 def public_names(namespace):

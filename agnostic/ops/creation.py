@@ -6,7 +6,7 @@ import numpy
 
 from .. import _backend, _dtypes
 from .._device import CPU, as_device
-from .._tensor import Tensor, wrap
+from .._tensor import TensorBase, wrap
 from ._dispatch import keep_negative_zero
 
 
@@ -43,7 +43,7 @@ def _element_dtype(value):
     """PyTorch's inference for one element: NumPy scalars keep their dtype, Python numbers take the defaults."""
     if isinstance(value, numpy.generic):
         return _dtypes.from_numpy_dtype(value.dtype)
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return value.dtype
     if isinstance(value, (bool, int, float, complex)):
         return _dtypes.scalar_dtype(value)
@@ -52,7 +52,7 @@ def _element_dtype(value):
 
 def _inferred_dtype(data, array):
     """The dtype ``tensor(data)`` gets: promoted over the elements when NumPy scalars or tensors take part."""
-    if isinstance(data, (numpy.generic, Tensor)):
+    if isinstance(data, (numpy.generic, TensorBase)):
         return _element_dtype(data)
     if isinstance(data, (list, tuple)) and _has_typed_elements(data):
         inferred = None
@@ -66,7 +66,7 @@ def _inferred_dtype(data, array):
 
 
 def _has_typed_elements(data):
-    return any(isinstance(value, (numpy.generic, Tensor)) for value in _flattened(data))
+    return any(isinstance(value, (numpy.generic, TensorBase)) for value in _flattened(data))
 
 
 def _flattened(data):
@@ -78,7 +78,7 @@ def _flattened(data):
 
 
 def _python_data_array(data):
-    if isinstance(data, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) for x in data):
+    if isinstance(data, (list, tuple)) and any(isinstance(x, (TensorBase, list, tuple)) for x in data):
         data = [_python_data(x) for x in data]
     try:
         with numpy.errstate(all="ignore"):
@@ -94,7 +94,7 @@ def _python_data_array(data):
 
 
 def _python_data(value):
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return value.tolist()
     if isinstance(value, (list, tuple)):
         return [_python_data(x) for x in value]
@@ -120,7 +120,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         tensor(3., dtype=agnostic.float64)
     """
     dtype = _dtypes.as_dtype(dtype)
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         made = data.detach().to(device=device or data.device, dtype=dtype, copy=True)
     elif _backend.is_backend_array(data):
         source = _backend.device_of_array(data)
@@ -149,7 +149,7 @@ def as_tensor(data, dtype=None, device=None):
         tensor([1., 2.])
     """
     dtype = _dtypes.as_dtype(dtype)
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         return data.to(device=device, dtype=dtype)
     if _backend.is_backend_array(data):
         source = _backend.device_of_array(data)
@@ -240,7 +240,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_
         >>> agnostic.full((3,), 0.5)
         tensor([0.5000, 0.5000, 0.5000])
     """
-    if isinstance(fill_value, Tensor):
+    if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
     dtype = _dtypes.as_dtype(dtype) or _dtypes.scalar_dtype(fill_value)
     device = _target(device)
@@ -311,7 +311,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     """
     if end is None:
         start, end = 0, start
-    bounds = [x.item() if isinstance(x, Tensor) else x for x in (start, end, step)]
+    bounds = [x.item() if isinstance(x, TensorBase) else x for x in (start, end, step)]
     start, end, step = bounds
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")

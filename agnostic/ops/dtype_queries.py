@@ -1,7 +1,7 @@
 """Questions about tensors and dtypes: ``result_type``, ``can_cast``, ``is_tensor``, ``is_floating_point``..."""
 
 from .. import _dtypes
-from .._tensor import Tensor
+from .._tensor import TensorBase
 from ._dispatch import as_operand, result_dtype
 
 
@@ -36,7 +36,7 @@ def is_tensor(obj):
         >>> agnostic.is_tensor(agnostic.zeros(1)), agnostic.is_tensor([0.0])
         (True, False)
     """
-    return isinstance(obj, Tensor)
+    return isinstance(obj, TensorBase)
 
 
 def is_floating_point(input):

@@ -12,7 +12,7 @@ import numpy
 
 from .. import _dtypes, _host_cache, _host_kernels
 from .._backends import cpu_ops, cuda_ops
-from .._tensor import Tensor, _check_writable, _normalize_dim
+from .._tensor import TensorBase, _check_writable, _normalize_dim
 from ..autograd.grad_mode import is_grad_enabled
 from . import _division, _relu_gradient
 from ._dispatch import (
@@ -52,14 +52,14 @@ def _no_bool_negation(name, dtype):
 
 def _no_bool_operand_subtraction(input, other, compute):
     """PyTorch refuses ``-`` whenever an operand is bool, even when promotion makes the result a number."""
-    if any(isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype is _dtypes.bool) for x in (input, other)):
+    if any(isinstance(x, bool) or (isinstance(x, TensorBase) and x.dtype is _dtypes.bool) for x in (input, other)):
         _no_bool_subtraction("sub", _dtypes.bool)
 
 
 def _nonzero_integer_divisor(input, other, compute):
     if compute.category != _INTEGER:
         return
-    if isinstance(other, Tensor):
+    if isinstance(other, TensorBase):
         # One reduction of the divisor's own array, no dispatch: on CUDA, reading its answer waits for the device.
         zero = not other._device.backend.run(other._data.all)
     else:
@@ -69,7 +69,7 @@ def _nonzero_integer_divisor(input, other, compute):
 
 
 def _no_negative_integer_power(input, other, compute):
-    if compute.category == _INTEGER and not isinstance(other, Tensor) and other < 0:
+    if compute.category == _INTEGER and not isinstance(other, TensorBase) and other < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed; use a float base or exponent")
 
 
@@ -136,7 +136,7 @@ def _reciprocal(xp, x):
 
 # ----- gradient helpers -------------------------------------------------------------------------------------------
 def _conj(x):
-    return x.conj() if isinstance(x, Tensor) and x.dtype.is_complex else x
+    return x.conj() if isinstance(x, TensorBase) and x.dtype.is_complex else x
 
 
 def _zero(grad):
@@ -147,7 +147,7 @@ def _first_of_pair(pick_first):
     """maximum/minimum: the gradient goes to the operand picked, split evenly between equal operands; ``input``'s
     share is ``picked - tie / 2``, ``other``'s the rest."""
     def share_of_input(grad, input, other):
-        tie = (input == other).to(grad.dtype) if isinstance(other, Tensor) else 0.0
+        tie = (input == other).to(grad.dtype) if isinstance(other, TensorBase) else 0.0
         return pick_first(input, other).to(grad.dtype) - tie * 0.5
     return {"input": lambda grad, input, other: grad * share_of_input(grad, input, other),
             "other": lambda grad, input, other: grad * (1 - share_of_input(grad, input, other))}
@@ -239,15 +239,15 @@ _trunc_divide = Elementwise("div_trunc", 2, SAME, _division.trunc_divide, cpu_im
 
 
 def _pow_base_gradient(grad, input, other):
-    if not isinstance(other, Tensor) and other == 0:
+    if not isinstance(other, TensorBase) and other == 0:
         return grad * 0
     return grad * other * input ** (other - 1)
 
 
 def _pow_exponent_gradient(grad, input, other, result):
-    log_base = input.log() if isinstance(input, Tensor) else math.log(input)
+    log_base = input.log() if isinstance(input, TensorBase) else math.log(input)
     gradient = grad * result * log_base
-    if isinstance(input, Tensor):
+    if isinstance(input, TensorBase):
         gradient = gradient.masked_fill((result == 0) & (other >= 0), 0.0)
     return gradient
 
@@ -506,12 +506,12 @@ def where(condition, input=None, other=None):
     """
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    if not isinstance(condition, Tensor) or condition.dtype is not _dtypes.bool:
-        got = condition.dtype if isinstance(condition, Tensor) else type(condition).__name__
+    if not isinstance(condition, TensorBase) or condition.dtype is not _dtypes.bool:
+        got = condition.dtype if isinstance(condition, TensorBase) else type(condition).__name__
         raise RuntimeError(f"where(): expected condition to be a bool tensor, got {got}; use condition.bool()")
     input = as_operand(input, "input")
     other = as_operand(other, "other")
-    device = check_same_device(*[x for x in (condition, input, other) if isinstance(x, Tensor)])
+    device = check_same_device(*[x for x in (condition, input, other) if isinstance(x, TensorBase)])
     dtype = result_dtype(input, other)
     xp = device.backend.xp
     a = operand_array(input, dtype, device)
@@ -551,7 +551,7 @@ def clamp(input, min=None, max=None, *, out=None):
     result = input if input.dtype is dtype else input.to(dtype)
     for bound, combine in ((min, maximum), (max, minimum)):
         if bound is not None:
-            if not isinstance(bound, Tensor):
+            if not isinstance(bound, TensorBase):
                 ordered_only("clamp", input.dtype)
             result = combine(result, bound)
     if out is not None:

@@ -12,7 +12,7 @@ import numpy
 
 from .. import _backend, _dtypes
 from .._device import CPU
-from .._tensor import Tensor, _check_broadcast_into, _check_writable, _normalize_dim, wrap
+from .._tensor import TensorBase, _check_broadcast_into, _check_writable, _normalize_dim, wrap
 from ..autograd.derivatives import passes_through
 from ._dispatch import check_same_device, finish, keep_negative_zero, operand_array
 from ._registry import composite, in_place_of, public_names, tensor_method
@@ -24,7 +24,7 @@ _INTEGER_KINDS = "iu"
 
 def _index_array(value, device):
     """A Tensor, list or NumPy array used as an index, as a backend array on ``device``."""
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         array = value._data
         if value._device is not device:
             array = _backend.move(array, value._device, device)
@@ -61,7 +61,7 @@ def _normalize_key(tensor, key):
                 raise ValueError("step must be greater than zero")
             converted.append(item)
             dim += 1
-        elif isinstance(item, (Tensor, list, numpy.ndarray)):
+        elif isinstance(item, (TensorBase, list, numpy.ndarray)):
             array = _index_array(item, device)
             if array.dtype.kind == "b":
                 _check_mask(array.shape, shape[dim:dim + array.ndim], dim)
@@ -87,7 +87,7 @@ def _normalize_key(tensor, key):
 def _dims_consumed(item):
     if item is None or item is Ellipsis or isinstance(item, (bool, numpy.bool_)):
         return 0
-    if isinstance(item, Tensor) and item.dtype is _dtypes.bool:
+    if isinstance(item, TensorBase) and item.dtype is _dtypes.bool:
         return item._data.ndim
     if isinstance(item, (list, numpy.ndarray)):
         array = numpy.asarray(item)
@@ -182,7 +182,7 @@ def setitem(tensor, key, value):
     _check_writable(tensor)
     index = _normalize_key(tensor, key)
     device = tensor._device
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         check_same_device(tensor, value)
         array = operand_array(value, tensor.dtype, device)
     elif isinstance(value, (bool, int, float, complex, numpy.generic)):
@@ -212,8 +212,8 @@ def _along_dim_index(xp, index, dim):
 
 
 def _check_index_tensor(name, input, dim, index):
-    if not isinstance(index, Tensor) or index.dtype is not _dtypes.int64:
-        got = index.dtype if isinstance(index, Tensor) else type(index).__name__
+    if not isinstance(index, TensorBase) or index.dtype is not _dtypes.int64:
+        got = index.dtype if isinstance(index, TensorBase) else type(index).__name__
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {got}; convert it with .long()")
     check_same_device(input, index)
     ndim = input._data.ndim
@@ -276,7 +276,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     dim = _check_index_tensor("scatter", self, dim, index)
     device = self._device
     xp = device.backend.xp
-    if isinstance(source, Tensor):
+    if isinstance(source, TensorBase):
         check_same_device(self, source)
         if source.dtype is not self.dtype:
             raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({self.dtype} vs "
@@ -329,7 +329,7 @@ def index_select(input, dim, index):
         >>> agnostic.tensor([[1, 2], [3, 4]]).index_select(1, agnostic.tensor([1]))
         tensor([[2], [4]])
     """
-    if not isinstance(index, Tensor) or index.dtype.category != 1 or index._data.ndim > 1:
+    if not isinstance(index, TensorBase) or index.dtype.category != 1 or index._data.ndim > 1:
         raise IndexError("index_select(): index must be a 1-D integer tensor (int64 or int32)")
     check_same_device(input, index)
     array = input._data
@@ -361,11 +361,11 @@ def masked_fill_(self, mask, value):
         tensor([1., 3.])
     """
     _check_writable(self)
-    if not isinstance(mask, Tensor) or mask.dtype is not _dtypes.bool:
+    if not isinstance(mask, TensorBase) or mask.dtype is not _dtypes.bool:
         raise RuntimeError("masked_fill_(): expected the mask to be a bool tensor; use mask.bool()")
     check_same_device(self, mask)
     _check_broadcast_into(self, mask._data.shape, "masked_fill_")
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got a tensor with "
                                f"{value._data.ndim} dimension(s)")
@@ -449,7 +449,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
         tensor([1., 2.])
     """
     _check_writable(self)
-    if not isinstance(index, Tensor) or index.dtype.category != 1 or index._data.ndim > 1:
+    if not isinstance(index, TensorBase) or index.dtype.category != 1 or index._data.ndim > 1:
         raise IndexError("index_add_(): index must be a 1-D integer tensor")
     check_same_device(self, index, source)
     axis = _normalize_dim(dim, self._data.ndim)
@@ -476,7 +476,7 @@ def fill_(self, value):
         tensor([7., 7.])
     """
     _check_writable(self)
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         if value._data.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions")

@@ -5,7 +5,7 @@ import math
 
 import numpy
 
-from .._tensor import Tensor, wrap
+from .._tensor import TensorBase, wrap
 from ..autograd.derivatives import conj
 from .elementwise import mul
 from ._dispatch import check_same_device, finish, operand_array, result_dtype
@@ -14,7 +14,7 @@ from ._registry import composite, public_names
 
 def _check_matmul_operands(name, a, b):
     for position, value in enumerate((a, b)):
-        if not isinstance(value, Tensor):
+        if not isinstance(value, TensorBase):
             raise TypeError(f"{name}(): argument {position + 1} must be a Tensor, got {type(value).__name__}")
     device = check_same_device(a, b)
     if a.dtype is not b.dtype:

@@ -14,7 +14,7 @@ import numpy
 from .. import _dtypes
 from .._backends import philox as _philox
 from .._device import CPU
-from .._tensor import Tensor, _check_writable, wrap
+from .._tensor import TensorBase, _check_writable, wrap
 from ._registry import tensor_method
 from .creation import _leaf, _sizes, _target
 
@@ -93,7 +93,7 @@ def _fresh_seed():
 
 
 def _decoded_state(state):
-    if not isinstance(state, Tensor) or state.dtype is not _dtypes.uint8 or state.numel() != _STATE_BYTES:
+    if not isinstance(state, TensorBase) or state.dtype is not _dtypes.uint8 or state.numel() != _STATE_BYTES:
         raise RuntimeError(f"set_state(): expected the {_STATE_BYTES}-element uint8 tensor that get_state() returns, "
                            f"got {_describe(state)}")
     seed, offset = numpy.ascontiguousarray(state._host_array()).reshape(-1).view("<u8")
@@ -101,7 +101,7 @@ def _decoded_state(state):
 
 
 def _describe(value):
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return f"a {value.dtype} tensor of {value.numel()} elements"
     return type(value).__name__
 
@@ -436,9 +436,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         >>> agnostic.normal(2.0, 0.5, size=(3,))
         tensor([1.7071, 1.6564, 1.4995])
     """
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        like = mean if isinstance(mean, Tensor) else std
-        shapes = [value.shape for value in (mean, std) if isinstance(value, Tensor)]
+    if isinstance(mean, TensorBase) or isinstance(std, TensorBase):
+        like = mean if isinstance(mean, TensorBase) else std
+        shapes = [value.shape for value in (mean, std) if isinstance(value, TensorBase)]
         noise = randn(numpy.broadcast_shapes(*shapes), generator=generator, dtype=like.dtype, device=like.device)
         return _leaf(noise * std + mean, requires_grad)
     if size is None:

@@ -11,7 +11,7 @@ from collections import namedtuple
 import numpy
 
 from .. import _dtypes
-from .._tensor import Tensor, _normalize_dim, wrap
+from .._tensor import TensorBase, _normalize_dim, wrap
 from ._dispatch import finish, operand_array
 from ._registry import composite, public_names
 from .creation import arange, ones, zeros_like
@@ -82,7 +82,7 @@ def _evenly_to_extremes(grad, input, extremes, dim, keepdim):
 
 
 def _require_tensor(input, name):
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         raise TypeError(f"{name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
 
 
@@ -107,7 +107,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         >>> agnostic.tensor([[1, 2], [3, 4]]).sum(0)
         tensor([4, 6])
     """
-    if dim is None and dtype is None and type(input) is Tensor and input._data.dtype in _KEEPS_DTYPE:
+    if dim is None and dtype is None and type(input) is TensorBase.plain and input._data.dtype in _KEEPS_DTYPE:
         return _whole_reduction(input, "sum", keepdim)
     return _accumulating("sum", input, dim, keepdim, dtype, "sum")
 
@@ -260,7 +260,7 @@ def _check_nonempty(name, input, dim):
 
 def _extreme(name, backend_name, arg_name, elementwise, input, dim, keepdim):
     values_indices = max_result if name == "max" else min_result
-    if isinstance(dim, Tensor):
+    if isinstance(dim, TensorBase):
         return elementwise(input, dim)
     _ordered_input(name, input)
     _check_nonempty(name, input, dim)
@@ -287,7 +287,7 @@ def _extreme_gradients(picks_input):
         return picks_input(input, other).to(grad.dtype) - (input == other).to(grad.dtype) * 0.5
 
     def input_gradient(grad, input, dim, keepdim, result):
-        if isinstance(dim, Tensor):
+        if isinstance(dim, TensorBase):
             return grad * share_of_input(grad, input, dim)
         if dim is None:
             return _evenly_to_extremes(grad, input, result, None, False)

@@ -8,7 +8,7 @@ import numpy
 
 from .. import _backend, _dtypes
 from .._size import Size
-from .._tensor import Tensor, _normalize_dim, wrap
+from .._tensor import TensorBase, _normalize_dim, wrap
 from ._dispatch import check_same_device, finish, operand_array, result_dtype
 from ._registry import composite, public_names, tensor_method
 from .creation import arange, zeros_like
@@ -367,7 +367,7 @@ def _joined(name, tensors, dim, join):
     if not tensors:
         raise ValueError(f"{name}() expects a non-empty sequence of tensors")
     for position, tensor in enumerate(tensors):
-        if not isinstance(tensor, Tensor):
+        if not isinstance(tensor, TensorBase):
             raise TypeError(f"{name}(): expected a sequence of Tensors, but element {position} is "
                             f"{type(tensor).__name__}")
     device = check_same_device(*tensors)
@@ -392,16 +392,16 @@ def cat(tensors, dim=0):
         tensor([1, 2, 3])
     """
     tensors = list(tensors)
-    nonempty = [t for t in tensors if not (isinstance(t, Tensor) and t._data.shape == (0,))] or tensors[:1]
+    nonempty = [t for t in tensors if not (isinstance(t, TensorBase) and t._data.shape == (0,))] or tensors[:1]
     if not tensors:
         raise ValueError("cat() expects a non-empty sequence of tensors")
     reference = nonempty[0]
-    if isinstance(reference, Tensor) and reference._data.ndim == 0:
+    if isinstance(reference, TensorBase) and reference._data.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated; use stack()")
-    ndim = reference._data.ndim if isinstance(reference, Tensor) else 1
+    ndim = reference._data.ndim if isinstance(reference, TensorBase) else 1
     axis = _normalize_dim(dim, ndim)
     for position, tensor in enumerate(nonempty):
-        if isinstance(tensor, Tensor) and (tensor._data.ndim != ndim or any(
+        if isinstance(tensor, TensorBase) and (tensor._data.ndim != ndim or any(
                 a != b for i, (a, b) in enumerate(zip(tensor._data.shape, reference._data.shape)) if i != axis)):
             raise RuntimeError(
                 f"Sizes of tensors must match except in dimension {axis}. Expected shape {list(reference.shape)} "
@@ -424,10 +424,10 @@ def stack(tensors, dim=0):
         tensor([1, 3])
     """
     tensors = list(tensors)
-    if tensors and isinstance(tensors[0], Tensor):
+    if tensors and isinstance(tensors[0], TensorBase):
         first = tensors[0]._data.shape
         for position, tensor in enumerate(tensors):
-            if isinstance(tensor, Tensor) and tensor._data.shape != first:
+            if isinstance(tensor, TensorBase) and tensor._data.shape != first:
                 raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 "
                                    f"and {list(tensor._data.shape)} at entry {position}")
         axis = _normalize_dim(dim, len(first) + 1)
@@ -689,7 +689,7 @@ def _interleaved_back(grad, input, repeats, dim):
     """The gradient of repeat_interleave: each element's copies' gradients added up."""
     source = input.reshape(-1) if dim is None else input
     axis = 0 if dim is None else dim % input.ndim
-    if isinstance(repeats, Tensor) and repeats.numel() == 1:
+    if isinstance(repeats, TensorBase) and repeats.numel() == 1:
         repeats = repeats.expand(source.shape[axis])
     owner = repeat_interleave(arange(source.shape[axis], device=grad.device), repeats)
     return zeros_like(source, dtype=grad.dtype).index_add(axis, owner, grad).reshape(input.shape)
@@ -703,7 +703,7 @@ def repeat_interleave(input, repeats, dim=None):
         tensor([1, 1, 2, 2])
     """
     xp = input._device.backend.xp
-    if isinstance(repeats, Tensor):
+    if isinstance(repeats, TensorBase):
         check_same_device(input, repeats)
         repeats = repeats._data
     array = input._data.reshape(-1) if dim is None else input._data

@@ -6,7 +6,7 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 
-from .._tensor import Tensor
+from .._tensor_classes import Tensor
 from .optimizer import Optimizer
 
 _EPOCH_DEPRECATION_WARNING = (

@@ -8,7 +8,8 @@ from itertools import chain
 import numpy
 
 from .._device import CPU
-from .._tensor import Tensor, wrap
+from .._tensor import wrap
+from .._tensor_classes import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 
 

@@ -6,7 +6,7 @@ import re
 
 import numpy
 
-from ..._tensor import Tensor
+from ..._tensor_classes import Tensor
 from ... import _dtypes
 from ...ops.creation import as_tensor, tensor
 from ...ops.shape import stack
