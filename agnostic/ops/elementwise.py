@@ -553,6 +553,8 @@ def clamp(input, min=None, max=None, *, out=None):
         if bound is not None:
             if not isinstance(bound, TensorBase):
                 ordered_only("clamp", input.dtype)
+            elif bound.dtype is not dtype:  # else a 0-dim input would take a dimensioned bound's dtype
+                bound = bound.to(dtype)
             result = combine(result, bound)
     if out is not None:
         return write_result(out, result, "clamp")

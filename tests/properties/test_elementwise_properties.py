@@ -482,6 +482,13 @@ def test_clamp_with_tensor_bounds(pair, names, data):
     check_tensor(outcome, cast(value, result), result)
 
 
+def test_clamp_casts_a_zero_dim_input_and_its_bounds_together():
+    """A draw the dev profile found on a GPU: the float16 bound must not round a 0-dim float32 input (float32)."""
+    a, low, high = np.array(4.466797, np.float32), np.array([0.0], np.float16), np.array([5.0], np.float32)
+    outcome = on_all_devices(lambda t, lo, hi: agnostic.clamp(t, lo, hi), a, low, high)
+    check_tensor(outcome, np.array([4.466797], np.float32), "float32")
+
+
 @given(shape=shapes(), name=st.sampled_from(COMPLEX), data=st.data())
 def test_clamp_refuses_complex(shape, name, data):
     a = data.draw(arrays(name, shape, -5, 5))
