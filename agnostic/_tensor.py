@@ -9,7 +9,7 @@ results. The classes users hold, ``agnostic.Tensor`` and ``GradTensor``, add the
 
 import numpy
 
-from . import _backend, _conversion, _dtypes
+from . import _backend, _dtypes
 from ._backends import cuda as _cuda_backend
 from ._device import CPU, as_device
 from ._size import Size

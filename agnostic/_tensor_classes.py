@@ -21,6 +21,7 @@ from .ops._registry import declared_methods, tensor_method
 
 
 # ----- ops that need this layer, declared here: their methods come with the others --------------------------------
+# (``type`` shadows the builtin in this module, which doesn't use it: the op's name is the function's.)
 @tensor_method(**CONVERSION)
 def type(self, dtype=None, non_blocking=False):
     """Without arguments, the legacy type name (``'agnostic.cuda.FloatTensor'``); otherwise cast to that type.

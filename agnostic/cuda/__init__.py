@@ -24,7 +24,8 @@ memory.install()
 
 __all__ = [
     "Event", "Stream", "StreamContext", "comm", "current_blas_handle", "current_stream", "default_stream",
-    "ipc_collect", "get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all", "nvtx", "set_stream", "stream", "streams", "memory", "OutOfMemoryError", "empty_cache",
+    "ipc_collect", "get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all", "nvtx", "set_stream",
+    "stream", "streams", "memory", "OutOfMemoryError", "empty_cache",
     "list_gpu_processes", "max_memory_allocated", "max_memory_cached", "max_memory_reserved", "mem_get_info",
     "memory_allocated", "memory_cached", "memory_reserved", "memory_snapshot", "memory_stats",
     "memory_stats_as_nested_dict", "memory_summary", "reset_accumulated_memory_stats", "reset_max_memory_allocated",

@@ -13,11 +13,11 @@ from .. import _backend, _host_cache
 from .._device import CPU
 from .._tensor import TensorBase, _check_broadcast_into, wrap
 from ..autograd import tracking
-from .creation import as_tensor
 from ._dispatch import (
     Result, as_operand, broadcasting, check_same_device, operand_array, raise_broadcast_error, result_dtype,
     write_result,
 )
+from .creation import as_tensor
 
 _INTEGER, _FLOATING = 1, 2  # dtype categories
 _SCALARS = frozenset((bool, int, float, complex))
@@ -88,15 +88,15 @@ def binary_caller(op, as_operator=False, reflected=False):
     return caller
 
 
+# A binary op's last call: (kinds, plan), one tuple so that threads read it whole. Consecutive calls mostly repeat
+# the kinds, and comparing them costs less than two dict lookups.
+NOTHING_RECENT = (object(), object(), None)
+
+
 def forget(op):
     """Drop ``op``'s plans (made again on next use)."""
     op.plans.clear()
     op.recent[0] = NOTHING_RECENT
-
-
-# A binary op's last call: (kinds, plan), one tuple so that threads read it whole. Consecutive calls mostly repeat
-# the kinds, and comparing them costs less than two dict lookups.
-NOTHING_RECENT = (object(), object(), None)
 
 
 def _coerced(op, operands, as_operator):
@@ -139,7 +139,8 @@ def _make_plan(op, operands):
             if not scalar_kinds or op.python_scalars and (dtype.category >= _FLOATING or scalar_kinds <= {bool, int}):
                 if op.arity == 1:
                     return _direct_unary_plan(op)
-                return _direct_binary_plan(op, dtype, isinstance(operands[0], TensorBase), isinstance(operands[1], TensorBase))
+                return _direct_binary_plan(op, dtype, isinstance(operands[0], TensorBase),
+                                           isinstance(operands[1], TensorBase))
     return _general_plan(op)
 
 

@@ -19,13 +19,13 @@ from .. import _backend, _dtypes
 from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
+from . import _plans
 from ._binding import Binding
-from .creation import as_tensor
 from ._dispatch import Result, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
-from . import _plans
 from ._plans import binary_caller, unary_caller
+from .creation import as_tensor
 
 OPS: dict = {}  # name -> declaration, every public op and alias
 _DECLARED: list = []  # every declaration, internal ones too
@@ -335,7 +335,7 @@ def in_place_of(function):
 
 
 def _declare_tensor_class_methods():
-    """The ops Tensor's class body declares (conversions, ``clone``, ``copy_``: see ``_tensor._declared``)."""
+    """The ops TensorBase's class body declares (conversions, ``clone``, ``contiguous``: see ``_tensor._declared``)."""
     for value in list(vars(TensorBase).values()):
         declaration = getattr(value, "declaration", None)
         if declaration is not None:
