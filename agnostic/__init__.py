@@ -17,6 +17,7 @@ from ._dtypes import (
 from ._legacy_types import cpu_types as _cpu_types
 from ._size import Size
 from . import _fork_guard
+from ._backends import host_memory as _host_memory
 from .ops.creation import (
     arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
     ones_like, tensor, zeros, zeros_like,
@@ -47,6 +48,7 @@ short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 _fork_guard.install()
+_host_memory.keep_large_blocks()
 
 # Every public name: the imports above, the declared ops and the legacy types (computed, never listed by hand).
 __all__ = sorted([name for name, value in globals().items()

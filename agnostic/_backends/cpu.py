@@ -2,7 +2,6 @@
 
 import numpy
 
-from .. import _host_cache
 from . import cpu_ops
 
 
@@ -66,9 +65,7 @@ class CPUBackend:
         return numpy.lib.stride_tricks.as_strided(array, shape, strides, writeable=True)
 
     def matmul(self, a, b):
-        """``a @ b``; a large 2-D product reuses a freed buffer rather than fresh pages (see ``_host_cache``)."""
-        if a.ndim == 2 and b.ndim == 2 and a.shape[0] * b.shape[1] * a.itemsize >= _host_cache.MIN_BYTES:
-            return numpy.matmul(a, b, out=_host_cache.empty((a.shape[0], b.shape[1]), a.dtype))
+        """``a @ b``."""
         return numpy.matmul(a, b)
 
     def writable_scalar(self, value):

@@ -9,7 +9,7 @@ array([3., 3.], dtype=float32)
 
 import numpy
 
-from .. import _conversion, _host_blas, _host_cache, _host_kernels
+from .. import _conversion, _host_blas, _host_kernels
 from ..ops import _division
 from .special import erf_numpy
 
@@ -20,9 +20,8 @@ _MANY_ROWS = 256
 
 
 def reusable_empty(shape, dtype):
-    """An uninitialized array for scratch space that a step after step reuses: freed pages again, not fresh ones
-    (see ``_host_cache``)."""
-    return _host_cache.empty(shape, dtype)
+    """An uninitialized array for scratch space (malloc hands freed large blocks out again: see ``host_memory``)."""
+    return numpy.empty(shape, dtype)
 
 
 def erf(array):
@@ -32,9 +31,9 @@ def erf(array):
 
 def relu_gradient(grad, input):
     """``grad where input > 0 else 0`` of two arrays of one float dtype and shape: the threaded C kernel
-    (``_host_kernels``), else bit masking into a reused buffer, a cache-sized block at a time (``numpy.where`` is
+    (``_host_kernels``), else bit masking, a cache-sized block at a time (``numpy.where`` is
     several times slower on a mask as unpredictable as a ReLU's)."""
-    out = _host_cache.empty(grad.shape, grad.dtype)
+    out = numpy.empty(grad.shape, grad.dtype)
     if _host_kernels.relu_gradient(grad, input, out):
         return out
     integers = numpy.dtype(f"i{grad.dtype.itemsize}")

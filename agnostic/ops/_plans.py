@@ -9,7 +9,7 @@ after ``set_default_dtype``), never per call.
 
 import numpy
 
-from .. import _backend, _host_cache
+from .. import _backend
 from .._device import CPU
 from .._tensor import TensorBase, _check_broadcast_into, wrap
 from ..autograd import tracking
@@ -23,7 +23,7 @@ _INTEGER, _FLOATING = 1, 2  # dtype categories
 _SCALARS = frozenset((bool, int, float, complex))
 _ndarray = numpy.ndarray
 _new_tensor = object.__new__
-_LARGE_BYTES = _host_cache.MIN_BYTES  # CPU results from this size on take the op's ``large_cpu`` call
+_LARGE_BYTES = 1 << 18  # CPU results from this size on take a one-operand op's ``large_cpu`` call (multi-threaded)
 
 
 def _kind(value):
@@ -177,7 +177,6 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     NumPy and CuPy convert to the tensors' dtype as PyTorch does (integers that don't fit wrap, so they take the
     general plan). One call, no casts; in place (``out`` is ``input``) the function writes into ``input``."""
     cpu_function = op.backend_function(CPU)
-    large_cpu = op.large_cpu
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
     integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
     check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
@@ -186,7 +185,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     def plan(input, other, out):
         if first_is_tensor:
             device = input._device
-            sized = x = input._data
+            tensor_data = x = input._data
             if second_is_tensor:
                 y = other._data
                 if other._device is not device:
@@ -197,7 +196,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
                     return general(input, other, out)
         else:
             device = other._device
-            sized = y = other._data
+            tensor_data = y = other._data
             x = input
             if integers and not _fits(x, y.dtype):
                 return general(input, other, out)
@@ -207,11 +206,11 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
             return _direct_into(op, device, x, y, input, out)
         try:
             if device.backend.host:  # NumPy's own call, inline: the hot path
-                array = cpu_function(x, y) if large_cpu is None or sized.nbytes < _LARGE_BYTES else large_cpu(x, y)
+                array = cpu_function(x, y)
                 if array.__class__ is not _ndarray:
                     array = numpy.asarray(array)
             else:
-                array = _on_device(op, device, sized.dtype, x, y)
+                array = _on_device(op, device, tensor_data.dtype, x, y)
         except ValueError:
             raise_broadcast_error(x, y)
             raise

@@ -5,12 +5,11 @@ and its operators, all on one dispatch path. Gradients are written with tensor m
 too when a graph of the gradient is built (``create_graph=True``).
 """
 
-import functools
 import math
 
 import numpy
 
-from .. import _dtypes, _host_cache, _host_kernels
+from .. import _dtypes, _host_kernels
 from .._backends import cpu_ops, cuda_ops
 from .._tensor import TensorBase, _check_writable, _normalize_dim
 from ..autograd.grad_mode import is_grad_enabled
@@ -74,11 +73,6 @@ def _no_negative_integer_power(input, other, compute):
 
 
 # ----- implementations the backends lack --------------------------------------------------------------------------
-def _large(ufunc):
-    """The NumPy call for a large CPU result, written into a reused buffer (see ``_host_cache``)."""
-    return functools.partial(_host_cache.apply, ufunc)
-
-
 def _power(xp, base, exponent):
     """Powers, and integer powers with negative exponents as PyTorch: 1 ** n = 1, (-1) ** n = +-1, else 0."""
     if not hasattr(base, "dtype"):
@@ -116,7 +110,7 @@ def _relu(xp, x):
 
 
 def _large_relu(x):
-    out = _host_cache.empty(x.shape, x.dtype)
+    out = numpy.empty(x.shape, x.dtype)
     if _host_kernels.relu(x, out):
         return out
     return numpy.maximum(x, x.dtype.type(0), out=out)
@@ -161,8 +155,6 @@ def _relu_backward(grad, input):
 
 # ----- binary ops -------------------------------------------------------------------------------------------------
 def _binary(name, result, implementation, **declaration):
-    if isinstance(implementation, str) and "large_cpu" not in declaration:
-        declaration["large_cpu"] = _large(getattr(numpy, implementation))
     return Elementwise(name, 2, result, implementation, **declaration).function
 
 
@@ -191,7 +183,7 @@ mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), gr
     >>> agnostic.mul(agnostic.tensor([1.5, 2.0]), 2)
     tensor([3., 4.])
 """)
-_true_divide = Elementwise("div", 2, FLOAT, "true_divide", large_cpu=_large(numpy.true_divide), operator="truediv",
+_true_divide = Elementwise("div", 2, FLOAT, "true_divide", operator="truediv",
                            kind_implementations={"c": _division.complex_divide},
                            cpu_implementation={"c": cpu_ops.complex_divide},
                            cuda_implementation={"c": cuda_ops.complex_divide}, public=False,
@@ -253,7 +245,7 @@ def _pow_exponent_gradient(grad, input, other, result):
 
 
 pow = _binary("pow", SAME, _power, check=no_bool, check_operands=_no_negative_integer_power, operator="pow",
-              large_cpu=_large(numpy.power), gradients={"input": _pow_base_gradient, "other": _pow_exponent_gradient},
+              gradients={"input": _pow_base_gradient, "other": _pow_exponent_gradient},
               doc="""\
 ``input ** other``, elementwise; integer powers wrap like C integers, and negative integer exponents of an integer
 tensor give 1, -1 or 0 as in PyTorch (``torch.pow``).
@@ -392,8 +384,6 @@ div = divide = true_divide = composite(aliases=("divide", "true_divide"), inplac
 
 # ----- unary ops --------------------------------------------------------------------------------------------------
 def _unary(name, result, implementation, example, **declaration):
-    if isinstance(implementation, str) and "large_cpu" not in declaration:
-        declaration["large_cpu"] = _large(getattr(numpy, implementation))
     values, expected = example
     torch_name = declaration.pop("torch_name", name)
     aliases = declaration.get("aliases", ())
