@@ -46,15 +46,17 @@ class CUDABackend:
 
     def activate(self):
         """A context in which this device is CuPy's current one (nothing to switch when it already is)."""
-        cupy = state.cupy
-        if self.index is None or cupy.cuda.runtime.getDevice() == self.index:
-            return NO_SWITCH
-        return cupy.cuda.Device(self.index)
+        return NO_SWITCH if self._is_current() else state.cupy.cuda.Device(self.index)
 
     def run(self, function, *args, **kwargs):
         """``function(*args, **kwargs)`` with this device current."""
-        with self.activate():
+        if self._is_current():
+            return function(*args, **kwargs)  # the usual case, without entering a context: every op runs this
+        with state.cupy.cuda.Device(self.index):
             return function(*args, **kwargs)
+
+    def _is_current(self):
+        return self.index is None or state.cupy.cuda.runtime.getDevice() == self.index
 
     def scatter_add(self, target, positions, values):
         """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic scatter)."""

@@ -73,6 +73,7 @@ class Elementwise:
         # which is not PyTorch's there; such calls take the general plan.
         self.kind_implementations = kind_implementations or {}
         self._functions = {}
+        self._by_device = {}
         # A ufunc, which takes out=, whose result has its operands' dtype: in place it writes into ``self``.
         self.writes_out = isinstance(implementation, str) and result in (Result.SAME, Result.FLOAT)
         # Whether the implementation takes Python numbers as they are (ufuncs do); else they become NumPy scalars.
@@ -107,7 +108,16 @@ class Elementwise:
         return dtype, _dtypes.bool
 
     def backend_function(self, device, dtype=None):
-        """The function computing this op on ``device``'s arrays of ``dtype`` (cached per array namespace)."""
+        """The function computing this op on ``device``'s arrays of ``dtype`` (cached per array namespace, and per
+        device for the direct plans, which ask on every call)."""
+        if dtype is None:
+            function = self._by_device.get(device)
+            if function is None:
+                function = self._by_device[device] = self._backend_function(device, None)
+            return function
+        return self._backend_function(device, dtype)
+
+    def _backend_function(self, device, dtype):
         backend = device.backend
         xp = backend.xp
         kind = dtype.numpy_dtype.kind if dtype is not None and self.kind_implementations else None
