@@ -1,5 +1,5 @@
-"""NumPy's bundled OpenBLAS, called directly: ``y += a * x`` and ``matrix += row`` on large arrays, and its thread
-count (``agnostic.set_num_threads``).
+"""NumPy's bundled OpenBLAS, called directly: ``y += a * x`` and ``matrix += row`` on large arrays, and the task
+dispatcher of its threads for ``_host_kernels`` (their count is set through threadpoolctl: ``agnostic._threads``).
 
 A NumPy ufunc runs on one core. OpenBLAS spreads axpy (``y += a x``) and ger (``A += x y^T``) over its threads, the
 very threads NumPy's matmul keeps awake during a training step, so the bias add and the optimizers' updates of large
@@ -21,8 +21,7 @@ _ROW_MAJOR = 101
 _CTYPES = {numpy.dtype(numpy.float32): ctypes.c_float, numpy.dtype(numpy.float64): ctypes.c_double}
 _LETTERS = {numpy.dtype(numpy.float32): "s", numpy.dtype(numpy.float64): "d"}
 
-_routines = None  # dtype -> (axpy, ger); {} when unavailable; None until looked up, with _thread_calls
-_thread_calls = ()  # (get, set) of OpenBLAS's thread count, or () when unavailable
+_routines = None  # dtype -> (axpy, ger); {} when unavailable; None until looked up
 _dispatcher = ()  # addresses of OpenBLAS's level-1 task dispatcher and of its thread-count getter, or ()
 _ones: dict = {}  # dtype -> a vector of ones, as long as the most rows seen
 _lock = threading.Lock()
@@ -63,23 +62,6 @@ def ones(count, dtype):
     return vector[:count]
 
 
-def blas_threads():
-    """OpenBLAS's thread count, or None where it can't be asked."""
-    if _routines is None:
-        _load()
-    return int(_thread_calls[0]()) if _thread_calls else None
-
-
-def set_blas_threads(count):
-    """Tell OpenBLAS to use ``count`` threads; False where it can't be told."""
-    if _routines is None:
-        _load()
-    if not _thread_calls:
-        return False
-    _thread_calls[1](count)
-    return True
-
-
 def thread_dispatcher():
     """``(dispatcher, thread_count)``: the addresses of OpenBLAS's ``blas_level1_thread_with_return_value`` (which
     splits a task across its threads) and of its thread-count getter, for ``_host_kernels``; () where unavailable."""
@@ -100,22 +82,22 @@ def _usable(y, alpha):
 
 def _load():
     """Look the library up (once); returns the routines by dtype."""
-    global _routines, _thread_calls, _dispatcher
+    global _routines, _dispatcher
     with _lock:
         if _routines is None:
-            routines, _thread_calls, _dispatcher = _find_library()
+            routines, _dispatcher = _find_library()
             _routines = routines  # last: a thread that sees it set sees the others too
     return _routines
 
 
 def _find_library():
-    """``(routines by dtype, (get_threads, set_threads), dispatcher addresses)``, or ``({}, (), ())``."""
+    """``(routines by dtype, dispatcher addresses)``, or ``({}, ())``."""
     try:
         blas = numpy.__config__.CONFIG["Build Dependencies"]["blas"]
     except (AttributeError, KeyError, TypeError):
-        return {}, (), ()
+        return {}, ()
     if blas.get("name") != "scipy-openblas":
-        return {}, (), ()
+        return {}, ()
     package = os.path.dirname(numpy.__file__)
     files = [path for folder in (os.path.join(os.path.dirname(package), "numpy.libs"), os.path.join(package, ".dylibs"))
              for path in sorted(glob.glob(os.path.join(folder, "*scipy_openblas*")))]
@@ -129,16 +111,13 @@ def _find_library():
                 routines = {dtype: _bind(library, letter, suffix, integer, _CTYPES[dtype])
                             for dtype, letter in _LETTERS.items()}
                 get_threads = getattr(library, f"scipy_openblas_get_num_threads{suffix}")
-                set_threads = getattr(library, f"scipy_openblas_set_num_threads{suffix}")
             except AttributeError:
                 continue
-            get_threads.argtypes, get_threads.restype = [], ctypes.c_int
-            set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
             dispatcher = getattr(library, "blas_level1_thread_with_return_value", None)
             addresses = () if dispatcher is None else tuple(
                 ctypes.cast(function, ctypes.c_void_p).value for function in (dispatcher, get_threads))
-            return routines, (get_threads, set_threads), addresses
-    return {}, (), ()
+            return routines, addresses
+    return {}, ()
 
 
 def _bind(library, letter, suffix, integer, scalar):

@@ -1,34 +1,38 @@
 """``set_num_threads`` / ``get_num_threads``: the threads of CPU ops, as in PyTorch. On the CPU they are BLAS's:
 matmul, the bias adds and optimizer updates that go through it, and the ReLU and Adam kernels that run on its threads
-(``_host_kernels``); NumPy's ufuncs run on one."""
+(``_host_kernels``); NumPy's ufuncs run on one. ``threadpoolctl`` finds and sets the thread pools of whatever BLAS
+the loaded libraries use (OpenBLAS, MKL, BLIS), NumPy's included."""
 
 import numbers
 import os
 import warnings
 
-from . import _host_blas
+from threadpoolctl import ThreadpoolController
 
-_requested = None  # the count asked for, where BLAS could not be told
+_requested = None  # the count asked for, where no BLAS could be told
+
+
+def _blas_pools():
+    # Looked up on each call (a fraction of a millisecond): libraries loaded since, as PyTorch's, count too.
+    return ThreadpoolController().select(user_api="blas")
 
 
 def get_num_threads():
-    """The number of threads CPU ops use: NumPy's BLAS threads (matmul, the bias adds and optimizer updates that go
-    through BLAS, and the ReLU and Adam kernels, which run on BLAS's threads); other ufuncs run on one thread.
+    """The number of threads CPU ops use: BLAS's threads (matmul, the bias adds and optimizer updates that go through
+    BLAS, and the ReLU and Adam kernels, which run on BLAS's threads); other ufuncs run on one thread.
 
         >>> agnostic.get_num_threads() >= 1
         True
     """
-    count = _host_blas.blas_threads()
-    if count is not None:
-        return count
-    return _requested or os.cpu_count() or 1
+    counts = [pool["num_threads"] for pool in _blas_pools().info()]
+    return max(counts) if counts else _requested or os.cpu_count() or 1
 
 
 def set_num_threads(count):
-    """Use ``count`` threads for CPU ops (BLAS's): ``set_num_threads(1)`` in each of several processes keeps them
-    from competing for the cores, as PyTorch's DataLoader workers do (agnostic's use one thread each). Where
-    NumPy's BLAS is not the OpenBLAS its wheels bundle, this warns that only ``OMP_NUM_THREADS`` (set before Python
-    starts) can change it.
+    """Use ``count`` threads for CPU ops (BLAS's, in every BLAS library loaded): ``set_num_threads(1)`` in each of
+    several processes keeps them from competing for the cores, as PyTorch's DataLoader workers do (agnostic's use one
+    thread each). Where no BLAS library is found, this warns that only ``OMP_NUM_THREADS`` (set before Python starts)
+    can change it.
 
         >>> previous = agnostic.get_num_threads()
         >>> agnostic.set_num_threads(1)
@@ -41,10 +45,12 @@ def set_num_threads(count):
     count = int(count)
     if count < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
-    global _requested
-    if _host_blas.set_blas_threads(count):
+    pools = _blas_pools()
+    if pools.info():
+        pools.limit(limits=count)
         return
+    global _requested
     _requested = count
-    warnings.warn("set_num_threads: NumPy's BLAS is not the OpenBLAS its wheels bundle, so its thread count can't "
-                  "be changed from Python; set OMP_NUM_THREADS (or OPENBLAS_NUM_THREADS / MKL_NUM_THREADS) before "
-                  "starting Python instead", RuntimeWarning, stacklevel=2)
+    warnings.warn("set_num_threads: found no BLAS library whose threads can be set from Python; set OMP_NUM_THREADS "
+                  "(or OPENBLAS_NUM_THREADS / MKL_NUM_THREADS) before starting Python instead", RuntimeWarning,
+                  stacklevel=2)

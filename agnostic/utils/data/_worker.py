@@ -8,7 +8,7 @@ import traceback
 
 import numpy
 
-from ... import _host_blas
+from ..._threads import set_num_threads
 from ...ops.random import manual_seed
 
 MP_STATUS_CHECK_INTERVAL = 1.0  # seconds between checks that the other side (main process or workers) is alive
@@ -150,7 +150,7 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
     ``(send_idx, batch)`` until told to stop (None) or the parent process dies."""
     global _worker_info
     try:
-        _host_blas.set_blas_threads(1)  # as PyTorch's workers: one each, so that workers don't fight for the cores
+        set_num_threads(1)  # as PyTorch's workers: one each, so that workers don't fight for the cores
         seed = base_seed + worker_id
         seed_worker(seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
