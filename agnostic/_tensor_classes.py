@@ -91,6 +91,7 @@ class Tensor(TensorMethods, TensorBase, role="plain"):
     """
 
     __slots__ = ()
+    __module__ = "agnostic"  # where users find it: <class 'agnostic.Tensor'>, as torch.Tensor
 
     def __init__(self, *args, device=None):
         """PyTorch's legacy constructor: ``Tensor(sequence)`` is a tensor of the default float dtype holding the
