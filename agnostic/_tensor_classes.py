@@ -135,7 +135,7 @@ class Tensor(TensorMethods, TensorBase, role="plain"):
         source = self._device
         target = source if device is None else _backend.resolve(device)
         array = self._data
-        if dtype is not None and _dtypes._BY_NUMPY[array.dtype] is not dtype:
+        if dtype is not None and self.dtype is not dtype:
             with source.backend.activate():
                 array = source.backend.ops.convert(array, dtype.numpy_dtype)
             copy = False

@@ -362,6 +362,6 @@ def ipc_collect():
 
         >>> agnostic.cuda.ipc_collect()
     """
-    from ..multiprocessing import cuda_ipc
+    from ..multiprocessing import cuda_ipc  # lazily: import agnostic doesn't load multiprocessing
 
     return cuda_ipc.ipc_collect()

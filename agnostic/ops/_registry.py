@@ -19,12 +19,11 @@ from .. import _backend, _dtypes
 from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
-from . import _plans
 from ._binding import Binding
 from ._dispatch import Result, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
-from ._plans import binary_caller, unary_caller
+from ._plans import NOTHING_RECENT, binary_caller, forget, unary_caller
 from .creation import as_tensor
 
 OPS: dict = {}  # name -> declaration, every public op and alias
@@ -40,7 +39,8 @@ class Elementwise:
     ``implementation`` is the name of a function NumPy and CuPy share (``"add"``) or ``f(xp, *arrays)`` written
     against the array namespace; ``cpu_implementation`` and ``cuda_implementation`` are equivalent callables of one
     backend's arrays (same values, faster there): one for the dtypes that ``kind_implementations`` leaves to
-    ``implementation``, or a dict of them by NumPy dtype kind. ``large_cpu`` computes large CPU results of a one-operand op (on several threads).
+    ``implementation``, or a dict of them by NumPy dtype kind. ``large_cpu`` computes large CPU results of a
+    one-operand op (on several threads).
     ``check(name, dtype)`` refuses promoted dtypes; ``check_operands(input, other, compute)`` checks values (integer
     division by zero...). ``gradients`` maps each operand's name to its gradient formula, as PyTorch's
     derivatives.yaml does; a formula's parameter names say what it reads: ``grad``, the operands by name (``input``,
@@ -80,7 +80,7 @@ class Elementwise:
         self.python_scalars = isinstance(implementation, str) if python_scalars is None else python_scalars
         self.backward = backward_rule(self, gradients, derivative)
         self.plans = {}
-        self.recent = [_plans.NOTHING_RECENT]
+        self.recent = [NOTHING_RECENT]
         self.call = unary_caller(self) if arity == 1 else binary_caller(self)
         self.function = _make_function(self)
         self.method = _make_method(self)
@@ -144,7 +144,7 @@ def _forget_plans():
     """Plans hold result dtypes that follow the default dtype: made again after ``set_default_dtype``."""
     for op in _DECLARED:
         if isinstance(op, Elementwise):
-            _plans.forget(op)
+            forget(op)
 
 
 _dtypes.on_default_dtype_change(_forget_plans)
