@@ -1,13 +1,15 @@
-"""``set_num_threads`` / ``get_num_threads``: the threads of CPU ops, as in PyTorch. On the CPU they are BLAS's:
-matmul, the bias adds and optimizer updates that go through it, and the ReLU and Adam kernels that run on its threads
-(``_host_kernels``); NumPy's ufuncs run on one. ``threadpoolctl`` finds and sets the thread pools of whatever BLAS
-the loaded libraries use (OpenBLAS, MKL, BLIS), NumPy's included."""
+"""``set_num_threads`` / ``get_num_threads``: the threads of CPU ops, as in PyTorch. On the CPU there are two pools:
+BLAS's (matmul), which ``threadpoolctl`` finds and sets in whatever BLAS the loaded libraries use (OpenBLAS, MKL,
+BLIS), NumPy's included; and numba's, for the multi-core elementwise kernels (``_backends.cpu_kernels``). NumPy's
+own ufuncs run on one."""
 
 import numbers
 import os
 import warnings
 
 from threadpoolctl import ThreadpoolController
+
+from ._backends import cpu_kernels
 
 _requested = None  # the count asked for, where no BLAS could be told
 
@@ -18,8 +20,8 @@ def _blas_pools():
 
 
 def get_num_threads():
-    """The number of threads CPU ops use: BLAS's threads (matmul, the bias adds and optimizer updates that go through
-    BLAS, and the ReLU and Adam kernels, which run on BLAS's threads); other ufuncs run on one thread.
+    """The number of threads CPU ops use: BLAS's (matmul), and the multi-core elementwise kernels' (set together by
+    ``set_num_threads``).
 
         >>> agnostic.get_num_threads() >= 1
         True
@@ -29,10 +31,11 @@ def get_num_threads():
 
 
 def set_num_threads(count):
-    """Use ``count`` threads for CPU ops (BLAS's, in every BLAS library loaded): ``set_num_threads(1)`` in each of
-    several processes keeps them from competing for the cores, as PyTorch's DataLoader workers do (agnostic's use one
-    thread each). Where no BLAS library is found, this warns that only ``OMP_NUM_THREADS`` (set before Python starts)
-    can change it.
+    """Use ``count`` threads for CPU ops: BLAS's, in every BLAS library loaded, and the multi-core elementwise
+    kernels' (for the calling thread, as OpenMP's and PyTorch's count). ``set_num_threads(1)`` in each of several
+    processes keeps them from competing for the cores, as PyTorch's DataLoader workers do (agnostic's use one thread
+    each). Where no BLAS library is found, this warns that only ``OMP_NUM_THREADS`` (set before Python starts) can
+    change BLAS's.
 
         >>> previous = agnostic.get_num_threads()
         >>> agnostic.set_num_threads(1)
@@ -45,6 +48,7 @@ def set_num_threads(count):
     count = int(count)
     if count < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
+    cpu_kernels.set_num_threads(count)
     pools = _blas_pools()
     if pools.info():
         pools.limit(limits=count)

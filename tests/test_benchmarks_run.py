@@ -88,7 +88,7 @@ def test_out_file_holds_the_printed_report(quick_run):
 
 def test_readme_keeps_the_quick_start_commands():
     text = README.read_text()
-    assert ('python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[cuda12]" && '
+    assert ('python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[fast-cpu,cuda12]" && '
             'python examples/quickstart.py') in text
     test_command = ('python3 -m venv .venv && . .venv/bin/activate && pip install -q -e ".[test,cuda12]" && '
                     'python -m pytest -q')

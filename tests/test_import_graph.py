@@ -1,7 +1,7 @@
 """agnostic's modules import each other as a DAG: no module needs, while it is being imported, a module that needs
 it back. Imports inside functions would hide such cycles: agnostic's modules import each other at module level, but for
-``agnostic.multiprocessing``, which ``import agnostic`` doesn't load (LAZY); function-level imports are left for
-optional or platform dependencies (CuPy, ml_dtypes...)."""
+``agnostic.multiprocessing`` and the numba kernels, which ``import agnostic`` doesn't load (LAZY); function-level
+imports are left for optional or platform dependencies (CuPy, ml_dtypes...)."""
 
 import ast
 import os
@@ -17,7 +17,7 @@ PACKAGE = ROOT / "agnostic"
 # Loaded on first use, so that ``import agnostic`` stays fast: the importing module may not import them at module
 # level (a test below checks that ``import agnostic`` doesn't load them).
 LAZY = frozenset({"agnostic.multiprocessing", "agnostic.multiprocessing.sharing",
-                  "agnostic.multiprocessing.cuda_ipc"})
+                  "agnostic.multiprocessing.cuda_ipc", "agnostic._backends.numba_kernels"})
 
 
 def _module_name(path):

@@ -9,19 +9,22 @@ array([3., 3.], dtype=float32)
 
 import numpy
 
-from .. import _conversion, _host_blas, _host_kernels
+from .. import _conversion
 from ..ops import _division
+from . import cpu_kernels
 from .special import erf_numpy
 
 MULTI_TENSOR_KERNELS = False  # no one-launch update of many tensors: optimizers update each host tensor in turn
 _BLOCK = 1 << 16  # elements per relu_gradient block
+_ONES: dict = {}  # dtype -> the vector of ones column_sums multiplies by
 _FEW_CLASSES = 32  # with at most this many classes and at least _MANY_ROWS rows, reduce column by column
 _MANY_ROWS = 256
 
 
-def reusable_empty(shape, dtype):
-    """An uninitialized array for scratch space (malloc hands freed large blocks out again: see ``host_memory``)."""
-    return numpy.empty(shape, dtype)
+def add_row(array, row):
+    """``array += row`` in place, ``row`` added along the last axis (a linear layer's bias)."""
+    if not cpu_kernels.add_row(array, row):
+        array += row
 
 
 def erf(array):
@@ -30,12 +33,13 @@ def erf(array):
 
 
 def relu_gradient(grad, input):
-    """``grad where input > 0 else 0`` of two arrays of one float dtype and shape: the threaded C kernel
-    (``_host_kernels``), else bit masking, a cache-sized block at a time (``numpy.where`` is
-    several times slower on a mask as unpredictable as a ReLU's)."""
-    out = numpy.empty(grad.shape, grad.dtype)
-    if _host_kernels.relu_gradient(grad, input, out):
+    """``grad where input > 0 else 0`` of two arrays of one float dtype and shape: the multi-core kernel
+    (``cpu_kernels``), else bit masking, a cache-sized block at a time (``numpy.where`` is several times slower on a
+    mask as unpredictable as a ReLU's)."""
+    out = cpu_kernels.relu_gradient(grad, input)
+    if out is not None:
         return out
+    out = numpy.empty(grad.shape, grad.dtype)
     integers = numpy.dtype(f"i{grad.dtype.itemsize}")
     if input.size <= _BLOCK:
         _masked_bits(input, grad.view(integers), out.view(integers))
@@ -65,7 +69,16 @@ def kept_or_zero(mask, array):
 def column_sums(array):
     """``array.sum(0)`` of a 2-D, C-contiguous float32/float64 array: ``ones @ rows``, since BLAS's
     matrix-vector product runs on its threads where NumPy's sum takes one core."""
-    return numpy.matmul(_host_blas.ones(array.shape[0], array.dtype), array)
+    return numpy.matmul(_ones(array.shape[0], array.dtype), array)
+
+
+def _ones(count, dtype):
+    """A vector of ``count`` ones, shared (read only): sliced from the longest made so far."""
+    vector = _ONES.get(dtype)
+    if vector is None or len(vector) < count:
+        vector = _ONES[dtype] = numpy.ones(max(count, 1), dtype)
+        vector.flags.writeable = False
+    return vector[:count]
 
 
 def cross_entropy_forward(logits, labels, ignore_index, mean):

@@ -10,6 +10,7 @@ after ``set_default_dtype``), never per call.
 import numpy
 
 from .. import _backend
+from .._backends.cpu_kernels import MIN_BYTES as _LARGE_BYTES
 from .._device import CPU
 from .._tensor import TensorBase, _check_broadcast_into, wrap
 from ..autograd import tracking
@@ -23,7 +24,6 @@ _INTEGER, _FLOATING = 1, 2  # dtype categories
 _SCALARS = frozenset((bool, int, float, complex))
 _ndarray = numpy.ndarray
 _new_tensor = object.__new__
-_LARGE_BYTES = 1 << 18  # CPU results from this size on take a one-operand op's ``large_cpu`` call (multi-threaded)
 
 
 def _kind(value):
@@ -160,7 +160,9 @@ def _direct_unary_plan(op):
             backend.run(op.backend_function(device), x, out=x)
             return out
         if backend.host:  # NumPy's own call, inline: the hot path
-            array = large_cpu(x) if large_cpu is not None and x.nbytes >= _LARGE_BYTES else cpu_function(x)
+            array = large_cpu(x) if large_cpu is not None and x.nbytes >= _LARGE_BYTES else None
+            if array is None:
+                array = cpu_function(x)
             if array.__class__ is not _ndarray:
                 array = numpy.asarray(array)
         else:
@@ -178,6 +180,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     general plan). One call, no casts; in place (``out`` is ``input``) the function writes into ``input``."""
     cpu_function = op.backend_function(CPU)
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
+    large_cpu = op.large_cpu if first_is_tensor and second_is_tensor else None
     integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
     check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
     general = _general_plan(op)
@@ -206,7 +209,12 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
             return _direct_into(op, device, x, y, input, out)
         try:
             if device.backend.host:  # NumPy's own call, inline: the hot path
-                array = cpu_function(x, y)
+                if large_cpu is None or x.nbytes < _LARGE_BYTES:
+                    array = cpu_function(x, y)
+                else:
+                    array = large_cpu(x, y)
+                    if array is None:
+                        array = cpu_function(x, y)
                 if array.__class__ is not _ndarray:
                     array = numpy.asarray(array)
             else:

@@ -39,8 +39,9 @@ class Elementwise:
     ``implementation`` is the name of a function NumPy and CuPy share (``"add"``) or ``f(xp, *arrays)`` written
     against the array namespace; ``cpu_implementation`` and ``cuda_implementation`` are equivalent callables of one
     backend's arrays (same values, faster there): one for the dtypes that ``kind_implementations`` leaves to
-    ``implementation``, or a dict of them by NumPy dtype kind. ``large_cpu`` computes large CPU results of a
-    one-operand op (on several threads).
+    ``implementation``, or a dict of them by NumPy dtype kind. ``large_cpu`` computes large CPU results (from
+    ``cpu_kernels.MIN_BYTES``) of a one-operand op, or of two tensors, on several threads: it returns the result, or
+    None where it doesn't apply (the CPU function then runs).
     ``check(name, dtype)`` refuses promoted dtypes; ``check_operands(input, other, compute)`` checks values (integer
     division by zero...). ``gradients`` maps each operand's name to its gradient formula, as PyTorch's
     derivatives.yaml does; a formula's parameter names say what it reads: ``grad``, the operands by name (``input``,

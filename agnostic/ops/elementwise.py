@@ -5,12 +5,13 @@ and its operators, all on one dispatch path. Gradients are written with tensor m
 too when a graph of the gradient is built (``create_graph=True``).
 """
 
+import functools
 import math
 
 import numpy
 
-from .. import _dtypes, _host_kernels
-from .._backends import cpu_ops, cuda_ops
+from .. import _dtypes
+from .._backends import cpu_kernels, cpu_ops, cuda_ops
 from .._tensor import TensorBase, _check_writable, _normalize_dim
 from ..autograd.grad_mode import is_grad_enabled
 from . import _division, _relu_gradient
@@ -109,13 +110,6 @@ def _relu(xp, x):
     return xp.maximum(x, x.dtype.type(0))
 
 
-def _large_relu(x):
-    out = numpy.empty(x.shape, x.dtype)
-    if _host_kernels.relu(x, out):
-        return out
-    return numpy.maximum(x, x.dtype.type(0), out=out)
-
-
 def _sigmoid(xp, x):
     return xp.reciprocal(1 + xp.exp(-x))
 
@@ -158,7 +152,12 @@ def _binary(name, result, implementation, **declaration):
     return Elementwise(name, 2, result, implementation, **declaration).function
 
 
-add = _binary("add", SAME, "add", alpha=True, operator="add", gradients={
+def _large(kernel):
+    """``large_cpu`` of a two-operand op: the multi-core kernel ``kernel`` (or None where it doesn't apply)."""
+    return functools.partial(cpu_kernels.binary, kernel)
+
+
+add = _binary("add", SAME, "add", alpha=True, operator="add", large_cpu=_large("add"), gradients={
     "input": lambda grad: grad, "other": lambda grad: grad}, doc="""\
 ``input + alpha * other``, broadcasting, in the dtype PyTorch's promotion gives (``torch.add``).
 
@@ -168,14 +167,15 @@ add = _binary("add", SAME, "add", alpha=True, operator="add", gradients={
     tensor([21, 42])
 """)
 sub = _binary("sub", SAME, "subtract", check=_no_bool_subtraction, check_operands=_no_bool_operand_subtraction,
-              alpha=True, operator="sub", aliases=("subtract",),
+              alpha=True, operator="sub", aliases=("subtract",), large_cpu=_large("sub"),
               gradients={"input": lambda grad: grad, "other": lambda grad: -grad}, doc="""\
 ``input - alpha * other`` (``torch.sub``, alias ``subtract``); bool operands are refused, as in PyTorch.
 
     >>> agnostic.sub(agnostic.tensor([5.0, 7.0]), 2)
     tensor([3., 5.])
 """)
-mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), gradients={
+mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), large_cpu=_large("mul"),
+              gradients={
     "input": lambda grad, other: grad * _conj(other),
     "other": lambda grad, input: grad * _conj(input)}, doc="""\
 ``input * other``, elementwise (``torch.mul``, alias ``multiply``).
@@ -183,7 +183,7 @@ mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), gr
     >>> agnostic.mul(agnostic.tensor([1.5, 2.0]), 2)
     tensor([3., 4.])
 """)
-_true_divide = Elementwise("div", 2, FLOAT, "true_divide", operator="truediv",
+_true_divide = Elementwise("div", 2, FLOAT, "true_divide", operator="truediv", large_cpu=_large("div"),
                            kind_implementations={"c": _division.complex_divide},
                            cpu_implementation={"c": cpu_ops.complex_divide},
                            cuda_implementation={"c": cuda_ops.complex_divide}, public=False,
@@ -415,7 +415,7 @@ frac = _unary("frac", SAME, _frac, ("[1.25, -1.5]", "[ 0.2500, -0.5000]"), check
               derivative=lambda: 1.0, summary="The fractional part, ``input - trunc(input)``")
 square = _unary("square", SAME, _square, ("[2, -3]", "[4, 9]"), derivative=lambda input: 2 * input,
                 summary="``input * input``; bool tensors square to int64")
-relu = _unary("relu", SAME, _relu, ("[-1.0, 2.0]", "[0., 2.]"), check=no_bool_or_complex, large_cpu=_large_relu,
+relu = _unary("relu", SAME, _relu, ("[-1.0, 2.0]", "[0., 2.]"), check=no_bool_or_complex, large_cpu=cpu_kernels.relu,
               gradients={"input": _relu_backward}, summary="``max(input, 0)``: the rectified linear unit")
 bitwise_not = _unary("bitwise_not", SAME, "invert", ("[0, 5]", "[-1, -6]"), check=integral_only, operator="invert",
                      summary="Every bit flipped (logical not for bool tensors)")

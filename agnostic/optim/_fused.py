@@ -1,22 +1,23 @@
-"""Optimizer updates over lists of arrays: one multi-tensor CUDA kernel per bucket, in-place ufuncs elsewhere.
+"""Optimizer updates over lists of arrays: one multi-tensor CUDA kernel per bucket, one per-element function elsewhere.
 
-Each algorithm (``SGD``, ``ADAM``, ``RMSPROP``) is written twice from the same formulas, in the same order of
-operations: a per-element CUDA C body (with every CUDA kernel, in ``agnostic/_backends/cuda_kernels.py``), and here a
-NumPy/CuPy version built from ``out=`` ufuncs and two scratch buffers.
+Each algorithm (``SGD``, ``ADAM``, ``RMSPROP``) is written once per kind of device, from the same formulas in the same
+order of operations: a per-element CUDA C body (with every CUDA kernel, in ``agnostic/_backends/cuda_kernels.py``),
+and here a per-element Python function, ``update(i, *arrays, scalars, flags)``, that reads and writes ``array[i]``
+(its scalars and flags come as two tuples, unpacked in the kernel's order).
 On CUDA, every contiguous parameter of one dtype is updated by a single launch of the multi-tensor kernel: a table
 of pointers, sizes and (tensor, chunk) pairs, one pair per thread block, as PyTorch's ``multi_tensor_apply``.
-Everything else (the CPU, strided tensors, other dtypes, ``foreach=False``) takes the ufunc path, per tensor; on
-the CPU its ``y += a * x`` steps on large arrays are BLAS axpy calls (``_host_blas``), run on BLAS's threads, and
-Adam's whole update on a contiguous float32/float64 tensor is one threaded C pass (``_host_kernels``).
-Half-precision tensors are computed in float32 on both paths and rounded once when stored.
+On the CPU, numba compiles the Python function into one parallel pass over each large contiguous tensor
+(``cpu_kernels.update``, where numba is installed). Everywhere else (small or strided tensors, no numba, other
+dtypes on CUDA, ``foreach=False``) it runs once with ``i = ...``: ``array[...]`` is the whole array, and each
+operation a NumPy or CuPy ufunc over it, with the same roundings.
+Half-precision tensors are computed in float32 on every path and rounded once when stored.
 """
 
-import math
-
 import numpy
+from numpy import maximum, sqrt
 
-from .. import _backend, _host_blas, _host_kernels
-from .._backends import cuda_kernels
+from .. import _backend
+from .._backends import cpu_kernels, cuda_kernels
 
 CHUNK = cuda_kernels.MULTI_TENSOR_CHUNK  # elements per thread block, as the kernel's source has it
 THREADS = 256
@@ -30,20 +31,13 @@ _LOW_PRECISION = ("float16", "bfloat16")
 
 class Update:
     """One algorithm: the names of its array lists (``param`` and ``grad`` first), of its scalar arguments (compute
-    dtype) and flags (int), as its CUDA kernel declares them, the kernel's name, and the ufunc version
-    ``host(xp, arrays, s, scratch)``."""
+    dtype) and flags (int), as its CUDA kernel declares them, the kernel's name, and the per-element function
+    ``element(i, *arrays, scalars, flags)``."""
 
-    def __init__(self, name, host):
+    def __init__(self, name, element):
         signature = cuda_kernels.MULTI_TENSOR_UPDATES[name]
         self.name, self.lists, self.scalars, self.flags = name, signature.lists, signature.scalars, signature.flags
-        self.kernel_name, self.host = f"agnostic_{name}", host
-
-
-class _Scalars:
-    """Attribute access to the scalar arguments, each a NumPy scalar of the compute dtype (flags stay ints)."""
-
-    def __init__(self, values):
-        self.__dict__.update(values)
+        self.kernel_name, self.element = f"agnostic_{name}", element
 
 
 def run(update, lists, scalars, flags, foreach=None):
@@ -91,131 +85,93 @@ def _compute_dtype(dtype):
     return numpy.dtype(numpy.float32) if dtype.name in _LOW_PRECISION else dtype
 
 
-def _typed(values, dtype):
-    return _Scalars({name: dtype.type(value) for name, value in values.items()})
-
-
-class _Scratch:
-    """Two flat buffers as large as the largest tensor, handed out as views shaped like the current one."""
-
-    def __init__(self, backend, size, dtype):
-        self.buffers = [backend.ops.reusable_empty((size,), dtype) for _ in range(2)]
-        self.shape, self.count = (), 1
-
-    def use(self, shape):
-        """Hand out views shaped ``shape`` from now on."""
-        self.shape, self.count = shape, math.prod(shape)
-
-    def __call__(self, slot):
-        return self.buffers[slot][:self.count].reshape(self.shape)
-
-
 def _run_host(update, backend, tasks, scalars, flags):
-    xp = backend.xp
     by_dtype = {}
     for arrays in tasks:
         by_dtype.setdefault(arrays[0].dtype, []).append(arrays)
     for dtype, group in by_dtype.items():
         compute = _compute_dtype(dtype)
-        s = _typed(scalars, compute)
-        s.__dict__.update(flags)
-        scratch = _Scratch(backend, max(a[0].size for a in group), compute)
+        typed_scalars = tuple(compute.type(scalars[name]) for name in update.scalars)
+        typed_flags = tuple(int(flags[name]) for name in update.flags)
         for arrays in group:
-            scratch.use(arrays[0].shape)
             if compute == dtype:
-                update.host(xp, arrays, s, scratch)
+                _apply(update, arrays, typed_scalars, typed_flags)
                 continue
             # float16/bfloat16: compute on float32 copies, round once when writing back (as PyTorch's opmath)
             wide = tuple(None if a is None else a.astype(compute) for a in arrays)
-            update.host(xp, wide, s, scratch)
+            _apply(update, wide, typed_scalars, typed_flags)
             for index, (narrow, result) in enumerate(zip(arrays, wide)):
                 if narrow is not None and index != 1:
-                    xp.copyto(narrow, result, casting="unsafe")
+                    backend.xp.copyto(narrow, result, casting="unsafe")
 
 
-def _add_scaled(xp, y, alpha, x, tmp):
-    """``y += alpha * x``: one BLAS axpy on BLAS's threads for a large host array, else a product in ``tmp`` (which
-    may be ``x``) and a sum."""
-    if not _host_blas.axpy(alpha, x, y):
-        y += x if alpha == 1 else xp.multiply(x, alpha, out=tmp)
+def _apply(update, arrays, scalars, flags):
+    """One tensor's update: numba's parallel loop over its elements where it applies, else whole-array ufuncs."""
+    if not cpu_kernels.update(update.element, arrays, scalars, flags):
+        update.element(..., *arrays, scalars, flags)
 
 
-def _lerp(xp, start, end, weight, one_minus_weight, tmp):
-    """``start.lerp_(end, weight)`` with PyTorch's two formulas (the one nearer the larger coefficient)."""
-    diff = xp.subtract(end, start, out=tmp)
-    if -0.5 < weight < 0.5:
-        _add_scaled(xp, start, weight, diff, diff)
-    else:
-        diff *= one_minus_weight
-        xp.subtract(end, diff, out=start)
+def _sgd(i, param, grad, momentum_buffer, scalars, flags):
+    weight_decay, momentum, one_minus_dampening, neg_lr = scalars
+    maximize, nesterov, first = flags
+    g = -grad[i] if maximize else grad[i]
+    p = param[i]
+    if weight_decay != 0:
+        g = g + p * weight_decay
+    if momentum != 0:
+        b = g if first else momentum_buffer[i] * momentum + g * one_minus_dampening
+        momentum_buffer[i] = b
+        g = g + b * momentum if nesterov else b
+    param[i] = p + g * neg_lr
 
 
-def _decayed_grad(xp, p, g, s, scratch):
-    """``-grad`` when maximizing, then ``+ weight_decay * param`` (L2), in scratch slot 0 when changed."""
-    if s.maximize:
-        g = xp.negative(g, out=scratch(0))
-    if s.weight_decay != 0 and not getattr(s, "decoupled", 0):
-        decay = xp.multiply(p, s.weight_decay, out=scratch(1))
-        g = xp.add(g, decay, out=scratch(0))
-    return g
-
-
-def _sgd_host(xp, arrays, s, scratch):
-    p, g, buf = arrays
-    g = _decayed_grad(xp, p, g, s, scratch)
-    if s.momentum != 0:
-        if s.first:
-            xp.copyto(buf, g)
+def _adam(i, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, scalars, flags):
+    (weight_decay, decay, one_minus_beta1, beta1_complement, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
+     neg_step_size) = scalars
+    maximize, decoupled, amsgrad = flags
+    g = -grad[i] if maximize else grad[i]
+    p = param[i]
+    if weight_decay != 0:
+        if decoupled:
+            p = p * decay
         else:
-            buf *= s.momentum
-            _add_scaled(xp, buf, s.one_minus_dampening, g, scratch(1))
-        if s.nesterov:
-            g = xp.add(g, xp.multiply(buf, s.momentum, out=scratch(1)), out=scratch(0))
-        else:
-            g = buf
-    _add_scaled(xp, p, s.neg_lr, g, scratch(1))
+            g = g + p * weight_decay
+    m = exp_avg[i]
+    # start.lerp_(end, weight) with PyTorch's two formulas (the one nearer the larger coefficient)
+    m = m + one_minus_beta1 * (g - m) if -0.5 < one_minus_beta1 < 0.5 else g - (g - m) * beta1_complement
+    v = exp_avg_sq[i] * beta2 + (g * g) * one_minus_beta2
+    exp_avg[i] = m
+    exp_avg_sq[i] = v
+    if amsgrad:
+        v = maximum(max_exp_avg_sq[i], v)  # NaN-propagating, as the CUDA body's comparison
+        max_exp_avg_sq[i] = v
+    denom = sqrt(v) / bias_correction2_sqrt + eps
+    param[i] = p + (m / denom) * neg_step_size
 
 
-def _adam_host(xp, arrays, s, scratch):
-    if _host_kernels.adam(arrays, s):
-        return  # the same operations, one threaded pass (contiguous host arrays)
-    p, g, exp_avg, exp_avg_sq, max_exp_avg_sq = arrays
-    if s.weight_decay != 0 and s.decoupled:
-        p *= s.decay
-    g = _decayed_grad(xp, p, g, s, scratch)
-    tmp = scratch(1)
-    _lerp(xp, exp_avg, g, s.one_minus_beta1, s.beta1_complement, tmp)
-    exp_avg_sq *= s.beta2
-    _add_scaled(xp, exp_avg_sq, s.one_minus_beta2, xp.multiply(g, g, out=tmp), tmp)
-    second = exp_avg_sq
-    if s.amsgrad:
-        xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
-        second = max_exp_avg_sq
-    denom = xp.sqrt(second, out=tmp)
-    denom /= s.bias_correction2_sqrt
-    denom += s.eps
-    _add_scaled(xp, p, s.neg_step_size, xp.divide(exp_avg, denom, out=tmp), tmp)
-
-
-def _rmsprop_host(xp, arrays, s, scratch):
-    p, g, square_avg, momentum_buffer, grad_avg = arrays
-    g = _decayed_grad(xp, p, g, s, scratch)
-    tmp = scratch(1)
-    square_avg *= s.alpha
-    _add_scaled(xp, square_avg, s.one_minus_alpha, xp.multiply(g, g, out=tmp), tmp)
-    if s.centered:
-        _lerp(xp, grad_avg, g, s.one_minus_alpha, s.alpha_complement, tmp)
-        avg = xp.subtract(square_avg, xp.multiply(grad_avg, grad_avg, out=tmp), out=tmp)
-        xp.sqrt(avg, out=avg)
+def _rmsprop(i, param, grad, square_avg, momentum_buffer, grad_avg, scalars, flags):
+    weight_decay, alpha, one_minus_alpha, alpha_complement, eps, momentum, neg_lr = scalars
+    maximize, centered = flags
+    g = -grad[i] if maximize else grad[i]
+    p = param[i]
+    if weight_decay != 0:
+        g = g + p * weight_decay
+    sq = square_avg[i] * alpha + (g * g) * one_minus_alpha
+    square_avg[i] = sq
+    if centered:
+        ga = grad_avg[i]
+        ga = ga + one_minus_alpha * (g - ga) if -0.5 < one_minus_alpha < 0.5 else g - (g - ga) * alpha_complement
+        grad_avg[i] = ga
+        avg = sqrt(sq - ga * ga)
     else:
-        avg = xp.sqrt(square_avg, out=tmp)
-    avg += s.eps
-    if s.momentum > 0:
-        momentum_buffer *= s.momentum
-        momentum_buffer += xp.divide(g, avg, out=avg)
-        _add_scaled(xp, p, s.neg_lr, momentum_buffer, tmp)
+        avg = sqrt(sq)
+    avg = avg + eps
+    if momentum > 0:
+        b = momentum_buffer[i] * momentum + g / avg
+        momentum_buffer[i] = b
+        param[i] = p + b * neg_lr
     else:
-        _add_scaled(xp, p, s.neg_lr, xp.divide(g, avg, out=tmp), tmp)
+        param[i] = p + (g / avg) * neg_lr
 
 
 # ----- the CUDA path ----------------------------------------------------------------------------------------------
@@ -283,6 +239,6 @@ def _launch(update, backend, dtype, tasks, scalars, flags):
 
 
 # ----- the algorithms -------------------------------------------------------------------------------------------
-SGD = Update("sgd", _sgd_host)
-ADAM = Update("adam", _adam_host)
-RMSPROP = Update("rmsprop", _rmsprop_host)
+SGD = Update("sgd", _sgd)
+ADAM = Update("adam", _adam)
+RMSPROP = Update("rmsprop", _rmsprop)

@@ -7,7 +7,6 @@ import numpy
 import agnostic
 from agnostic.autograd import Function
 
-from ... import _host_blas
 from ..._tensor import wrap
 from ...ops.linalg import matmul_arrays
 from . import _column_sums
@@ -36,8 +35,8 @@ class _Linear(Function):
         device = input._device
         with device.backend.activate():
             output = matmul_arrays(device, input._data, weight._data.T)
-            if bias is not None and not _host_blas.add_row(output, bias._data):
-                output += bias._data
+            if bias is not None:
+                device.backend.ops.add_row(output, bias._data)
         return wrap(output, device)
 
     @staticmethod

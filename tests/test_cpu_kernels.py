@@ -1,0 +1,240 @@
+"""The multi-core CPU kernels (numba, the ``fast-cpu`` extra): the same values as NumPy's ufuncs, bit for bit, on
+the special values too; NumPy's results, and one warning naming the extra, where numba is missing; NumPy in a child
+forked after the kernels ran."""
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import agnostic
+from agnostic._backends import cpu_kernels
+from agnostic.optim import _fused
+
+numba = pytest.importorskip("numba", reason="the fast-cpu extra (numba) is not installed")
+
+FLOATS = [numpy.float32, numpy.float64]
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, numpy.inf, -numpy.inf, numpy.nan, -numpy.nan, 1e-40, -1e-40, 3e38, -3e38,
+           1e-310, -1e-310]
+
+
+def _large(values, dtype):
+    """``values`` repeated into an array just past the kernels' threshold (an odd count: a ragged last chunk)."""
+    count = cpu_kernels.MIN_BYTES // numpy.dtype(dtype).itemsize + 17
+    return numpy.resize(numpy.asarray(values, dtype), count)
+
+
+def _assert_same_bits(result, expected):
+    """Equal values, NaN where NaN, and the same sign of zero (NaN payloads may differ between instructions)."""
+    assert result.dtype == expected.dtype and result.shape == expected.shape
+    nan = numpy.isnan(expected)
+    numpy.testing.assert_array_equal(numpy.isnan(result), nan)
+    numpy.testing.assert_array_equal(result[~nan], expected[~nan])
+    numpy.testing.assert_array_equal(numpy.signbit(result[~nan]), numpy.signbit(expected[~nan]))
+
+
+def _special_arrays(data, dtype, count=1):
+    drawn = st.lists(st.sampled_from(SPECIAL) | st.floats(allow_nan=True, width=numpy.dtype(dtype).itemsize * 8),
+                     min_size=1, max_size=40)
+    return [_large(data.draw(drawn), dtype) for _ in range(count)]
+
+
+@pytest.fixture(autouse=True)
+def kernels_loaded():
+    """Every test here runs with numba's kernels in use (not NumPy's fallback)."""
+    assert cpu_kernels.relu(_large([1.0], numpy.float32)) is not None
+    assert cpu_kernels._kernels, "numba is installed but agnostic's kernels did not load"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_relu_and_its_gradient_equal_numpys_bit_for_bit(dtype, data):
+    x, grad = _special_arrays(data, dtype, 2)
+    _assert_same_bits(agnostic.relu(agnostic.from_numpy(x)).numpy(), numpy.maximum(x, dtype(0)))
+    expected = numpy.where(x > 0, grad, dtype(0))
+    _assert_same_bits(cpu_kernels.relu_gradient(grad, x), expected)
+    y = agnostic.from_numpy(x).requires_grad_()
+    agnostic.relu(y).backward(agnostic.from_numpy(grad))
+    _assert_same_bits(y.grad.numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("operator, ufunc", [("+", numpy.add), ("-", numpy.subtract), ("*", numpy.multiply),
+                                             ("/", numpy.divide)])
+@given(data=st.data())
+def test_arithmetic_of_two_tensors_equals_numpys_bit_for_bit(dtype, operator, ufunc, data):
+    x, y = _special_arrays(data, dtype, 2)
+    a, b = agnostic.from_numpy(x), agnostic.from_numpy(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # division by zero gives inf/nan silently, as in PyTorch
+        result = {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[operator]
+    with numpy.errstate(all="ignore"):
+        _assert_same_bits(result.numpy(), ufunc(x, y))
+
+
+def test_the_kernels_take_large_contiguous_floats_of_one_dtype_and_shape():
+    large = _large([1.5, -2.0], numpy.float32)
+    assert cpu_kernels.binary("add", large, large) is not None
+    assert cpu_kernels.binary("add", large[::2], large[::2]) is None  # not contiguous
+    assert cpu_kernels.binary("add", large[:8], large[:8]) is None  # too small to gain from threads
+    ints = numpy.ones(cpu_kernels.MIN_BYTES, numpy.int32)
+    assert cpu_kernels.binary("add", ints, ints) is None  # a dtype without a kernel
+    assert cpu_kernels.binary("add", large, large.astype(numpy.float64)) is None  # dtypes differ
+    assert cpu_kernels.binary("add", large, large[:-1]) is None  # broadcasting: NumPy's
+    assert cpu_kernels.relu(large.reshape(-1, 1)[::2]) is None
+    # where the kernels don't apply, agnostic's results are NumPy's
+    numpy.testing.assert_array_equal((agnostic.from_numpy(large[::2]) * 2).numpy(), large[::2] * 2)
+    numpy.testing.assert_array_equal(agnostic.relu(agnostic.from_numpy(ints)).numpy(), numpy.maximum(ints, 0))
+    row = numpy.ones((1, large.size), numpy.float32)
+    numpy.testing.assert_array_equal((agnostic.from_numpy(large) + agnostic.from_numpy(row)).numpy(), large + row)
+
+
+def test_linear_layer_bias_add_equals_numpys():
+    layer = agnostic.nn.Linear(300, 512)
+    x = agnostic.randn(2048, 300)
+    with agnostic.no_grad():
+        out = layer(x).numpy()
+    matrix = x.numpy() @ layer.weight.detach().numpy().T
+    assert matrix.nbytes >= cpu_kernels.MIN_BYTES
+    numpy.testing.assert_array_equal(out, matrix + layer.bias.detach().numpy())
+
+
+# ----- optimizer updates: numba's loop and the whole-array evaluation of one per-element function ----------------
+_UPDATES = {
+    _fused.SGD: [(dict(weight_decay=0.1, momentum=0.9, one_minus_dampening=0.7, neg_lr=-0.1),
+                  dict(maximize=maximize, nesterov=nesterov, first=first))
+                 for maximize in (0, 1) for nesterov in (0, 1) for first in (0, 1)]
+    + [(dict(weight_decay=0.0, momentum=0.0, one_minus_dampening=1.0, neg_lr=-0.1),
+        dict(maximize=0, nesterov=0, first=1))],
+    _fused.ADAM: [(dict(weight_decay=weight_decay, decay=0.99, one_minus_beta1=one_minus_beta1,
+                        beta1_complement=1 - one_minus_beta1, beta2=0.9, one_minus_beta2=0.1,
+                        bias_correction2_sqrt=0.3, eps=1e-8, neg_step_size=-0.01),
+                   dict(maximize=maximize, decoupled=decoupled, amsgrad=amsgrad))
+                  for weight_decay in (0.0, 0.1) for one_minus_beta1 in (0.1, 0.7)
+                  for maximize in (0, 1) for decoupled in (0, 1) for amsgrad in (0, 1)],
+    _fused.RMSPROP: [(dict(weight_decay=0.1, alpha=0.9, one_minus_alpha=0.1, alpha_complement=0.9, eps=1e-8,
+                           momentum=momentum, neg_lr=-0.01), dict(maximize=maximize, centered=centered))
+                     for momentum in (0.0, 0.5) for maximize in (0, 1) for centered in (0, 1)],
+}
+_CASES = [(update, scalars, flags) for update, cases in _UPDATES.items() for scalars, flags in cases]
+
+
+@pytest.mark.parametrize("update", list(_UPDATES), ids=lambda update: update.name)
+def test_each_update_function_unpacks_what_its_cuda_kernel_declares(update):
+    code = update.element.__code__
+    assert code.co_varnames[:code.co_argcount] == ("i", *update.lists, "scalars", "flags")
+    # its first locals are the scalars and flags, unpacked in the kernel's order
+    names = (*update.scalars, *update.flags)
+    assert code.co_varnames[code.co_argcount:code.co_argcount + len(names)] == names
+
+
+def _update_arrays(update, scalars, flags, dtype, seed):
+    rng = numpy.random.default_rng(seed)
+    count = cpu_kernels.MIN_UPDATE_BYTES // numpy.dtype(dtype).itemsize + 5
+    arrays = [numpy.asarray(rng.standard_normal(count), dtype) for _ in update.lists]
+    for index in range(2, len(arrays)):  # averages of squares stay positive, above the squared mean
+        arrays[index] = numpy.abs(arrays[index]) + dtype(1)
+    if update is _fused.RMSPROP:
+        arrays[4] *= dtype(0.01)
+    unused = {"momentum_buffer": scalars.get("momentum", 1) == 0,
+              "max_exp_avg_sq": not flags.get("amsgrad", 1),
+              "grad_avg": not flags.get("centered", 1)}
+    return [None if unused.get(name) else array for name, array in zip(update.lists, arrays)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("update, scalars, flags", _CASES, ids=lambda value: getattr(value, "name", ""))
+def test_numbas_loop_equals_the_whole_array_update_bit_for_bit(update, scalars, flags, dtype):
+    arrays = _update_arrays(update, scalars, flags, dtype, seed=len(scalars) + sum(flags.values()))
+    typed_scalars = tuple(dtype(scalars[name]) for name in update.scalars)
+    typed_flags = tuple(flags[name] for name in update.flags)
+    by_numpy = tuple(None if a is None else a.copy() for a in arrays)
+    update.element(..., *by_numpy, typed_scalars, typed_flags)
+    assert cpu_kernels.update(update.element, arrays, typed_scalars, typed_flags)
+    for ours, theirs in zip(arrays, by_numpy):
+        if ours is not None:
+            numpy.testing.assert_array_equal(ours, theirs)
+
+
+def test_an_update_the_kernel_cannot_take_is_left_to_numpy():
+    arrays = _update_arrays(_fused.SGD, dict(momentum=0.9), dict(first=0), numpy.float32, seed=0)
+    scalars, flags = (numpy.float32(0.1),) * 4, (0, 0, 0)
+    assert not cpu_kernels.update(_fused.SGD.element, [a[::2] for a in arrays], scalars, flags)  # strided
+    assert not cpu_kernels.update(_fused.SGD.element, [a[:100] for a in arrays], scalars, flags)  # small
+
+
+def test_large_parameters_train_as_pytorch_does():
+    torch = pytest.importorskip("torch")
+    rng = numpy.random.default_rng(3)
+    init = rng.standard_normal((300, 400)).astype(numpy.float32)
+    grads = [rng.standard_normal(init.shape).astype(numpy.float32) for _ in range(3)]
+    ours = agnostic.nn.Parameter(agnostic.from_numpy(init.copy()))
+    theirs = torch.nn.Parameter(torch.from_numpy(init.copy()))
+    optimizers = (agnostic.optim.Adam([ours], lr=1e-2, amsgrad=True), torch.optim.Adam([theirs], lr=1e-2,
+                                                                                      amsgrad=True))
+    for grad in grads:
+        ours.grad, theirs.grad = agnostic.from_numpy(grad.copy()), torch.from_numpy(grad.copy())
+        for optimizer in optimizers:
+            optimizer.step()
+    numpy.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+# ----- threads, fork, and no numba --------------------------------------------------------------------------------
+def test_set_num_threads_sets_the_kernels_threads():
+    before = agnostic.get_num_threads()
+    try:
+        agnostic.set_num_threads(1)
+        assert numba.get_num_threads() == 1
+        x = _large([-1.0, 2.0], numpy.float32)
+        numpy.testing.assert_array_equal(agnostic.relu(agnostic.from_numpy(x)).numpy(), numpy.maximum(x, 0))
+    finally:
+        agnostic.set_num_threads(before)
+    assert numba.get_num_threads() == min(before, numba.config.NUMBA_NUM_THREADS)
+
+
+def _relu_in_child(queue):
+    x = _large([-1.0, 2.0], numpy.float32)
+    queue.put((cpu_kernels._kernels, bool((agnostic.relu(agnostic.from_numpy(x)).numpy() == numpy.maximum(x, 0))
+                                          .all())))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_a_child_forked_after_the_kernels_ran_uses_numpy():
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_relu_in_child, args=(queue,))
+    child.start()
+    kernels, correct = queue.get(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and kernels is False and correct
+
+
+def test_without_numba_results_are_numpys_and_one_warning_names_the_extra():
+    code = """
+import sys, warnings
+sys.modules["numba"] = None  # as if not installed
+import numpy, agnostic
+x = agnostic.randn(1 << 20)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    results = [agnostic.relu(x), x + x, x * x]
+    optimizer = agnostic.optim.Adam([agnostic.nn.Parameter(x.clone())])
+    optimizer.param_groups[0]["params"][0].grad = x.clone()
+    optimizer.step()
+a = x.numpy()
+assert numpy.array_equal(results[0].numpy(), numpy.maximum(a, 0))
+assert numpy.array_equal(results[1].numpy(), a + a) and numpy.array_equal(results[2].numpy(), a * a)
+print(len(caught)); print(caught[0].message)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(agnostic.__file__))})
+    assert result.returncode == 0, result.stderr
+    count, message = result.stdout.strip().split("\n", 1)
+    assert count == "1"
+    assert "numba is not installed" in message and 'pip install "agnostic[fast-cpu]"' in message
