@@ -7,8 +7,8 @@ Measures, per device:
 * per-op cost of small ops on 1,000 float32 elements (``a + b``, ``a * 2.0``, ``a.sum()``, ``a[1:]``,
   ``a.reshape(10, 100)``): wall clock of a loop of N ops divided by N (on CUDA, synchronized once after the loop,
   as PyTorch's own per-op overhead measurements do), median of several interleaved repeats;
-* large ops (``a + b`` on 16M float32 elements, ``a @ b`` on 4096x4096 float32): median time per op (on CUDA, a
-  loop of ops between device synchronizations);
+* large ops (``a + b`` and ``relu(a)`` on 16M float32 elements, ``a @ b`` on 4096x4096 float32): median time per
+  op (on CUDA, a loop of ops between device synchronizations);
 * no hidden copies: ``.to(same device)``, ``from_numpy``, ``as_tensor(backend array)`` and views (``view``,
   slicing, ``transpose``, ``expand``...) share the source's memory (same data pointers) and allocate nothing
   (traced host allocations on the CPU, CuPy's memory pool on CUDA).
@@ -255,7 +255,22 @@ def large_ops(target, quick):
             return [Row(target.name, what, ours, raw, theirs, LARGE_GOAL, unit="ms")]
 
         rows += _guarded(target.name, what, LARGE_GOAL, measure)
+    rows += _guarded(target.name, f"`relu(a)`, {add_size // 2 ** 20}M float32", LARGE_GOAL,
+                     lambda: _relu_row(target, rng.standard_normal(add_size, dtype=numpy.float32),
+                                       2 if quick else 50 if cuda else 4, 5 if quick else 21))
     return rows
+
+
+def _relu_row(target, host, operations, repeats):
+    """``relu`` of a large array: agnostic's, the raw backend's ``maximum(a, 0)`` and PyTorch's."""
+    raw = target.raw(host)
+    zero = numpy.float32(0)
+    torch_operands = (None, None) if target.torch is None else (target.theirs(host), target.torch.relu)
+    ours, baseline, theirs = _compare(target, "b(a)", (target.ours(raw), target.agnostic.relu),
+                                      (raw, lambda x: target.xp.maximum(x, zero)), torch_operands, operations,
+                                      repeats)
+    return [Row(target.name, f"`relu(a)`, {host.size // 2 ** 20}M float32", ours, baseline, theirs, LARGE_GOAL,
+                unit="ms")]
 
 
 # ----- no hidden copies -----------------------------------------------------------------------------------------
