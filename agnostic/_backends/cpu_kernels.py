@@ -7,8 +7,8 @@ when it doesn't apply (numba missing, an array too small to gain from threads, n
 caller then computes the same values with NumPy. Results are identical either way (``numba_kernels`` says why).
 
 numba loads on the first large op, not at ``import agnostic``. Where it is missing, agnostic warns once, naming the
-extra that brings it. A child forked after the kernels ran keeps to NumPy: GNU OpenMP, numba's thread pool, can't
-run in a forked child of a process that used it.
+extra that brings it. A child forked after the kernels ran keeps to NumPy: numba's thread pools don't survive a fork
+(its GNU OpenMP one can't run in the child at all).
 
 >>> import numpy
 >>> from agnostic._backends import cpu_kernels

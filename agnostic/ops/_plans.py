@@ -160,9 +160,12 @@ def _direct_unary_plan(op):
             backend.run(op.backend_function(device), x, out=x)
             return out
         if backend.host:  # NumPy's own call, inline: the hot path
-            array = large_cpu(x) if large_cpu is not None and x.nbytes >= _LARGE_BYTES else None
-            if array is None:
+            if large_cpu is None or x.nbytes < _LARGE_BYTES:
                 array = cpu_function(x)
+            else:
+                array = large_cpu(x)
+                if array is None:
+                    array = cpu_function(x)
             if array.__class__ is not _ndarray:
                 array = numpy.asarray(array)
         else:

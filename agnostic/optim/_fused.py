@@ -2,7 +2,7 @@
 
 Each algorithm (``SGD``, ``ADAM``, ``RMSPROP``) is written once per kind of device, from the same formulas in the same
 order of operations: a per-element CUDA C body (with every CUDA kernel, in ``agnostic/_backends/cuda_kernels.py``),
-and here a per-element Python function, ``update(i, *arrays, scalars, flags)``, that reads and writes ``array[i]``
+and here a per-element Python function, ``element(i, *arrays, scalars, flags)``, that reads and writes ``array[i]``
 (its scalars and flags come as two tuples, unpacked in the kernel's order).
 On CUDA, every contiguous parameter of one dtype is updated by a single launch of the multi-tensor kernel: a table
 of pointers, sizes and (tensor, chunk) pairs, one pair per thread block, as PyTorch's ``multi_tensor_apply``.
