@@ -138,16 +138,17 @@ def _make_plan(op, operands):
             scalar_kinds = {type(x) for x in operands if not isinstance(x, TensorBase)}
             if not scalar_kinds or op.python_scalars and (dtype.category >= _FLOATING or scalar_kinds <= {bool, int}):
                 if op.arity == 1:
-                    return _direct_unary_plan(op)
+                    return _direct_unary_plan(op, dtype)
                 return _direct_binary_plan(op, dtype, isinstance(operands[0], TensorBase),
                                            isinstance(operands[1], TensorBase))
     return _general_plan(op)
 
 
-def _direct_unary_plan(op):
+def _direct_unary_plan(op, dtype):
     """A tensor whose dtype the backend function takes and returns as PyTorch would: one call, no casts."""
     cpu_function = op.backend_function(CPU)
     large_cpu = op.large_cpu
+    large_size = _large_size(dtype)
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
     writes_out = op.writes_out
     name = op.name
@@ -160,7 +161,7 @@ def _direct_unary_plan(op):
             backend.run(op.backend_function(device), x, out=x)
             return out
         if backend.host:  # NumPy's own call, inline: the hot path
-            if large_cpu is None or x.nbytes < _LARGE_BYTES:
+            if large_cpu is None or x.size < large_size:
                 array = cpu_function(x)
             else:
                 array = large_cpu(x)
@@ -184,6 +185,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     cpu_function = op.backend_function(CPU)
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
     large_cpu = op.large_cpu if first_is_tensor and second_is_tensor else None
+    large_size = _large_size(dtype)
     integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
     check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
     general = _general_plan(op)
@@ -212,7 +214,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
             return _direct_into(op, device, x, y, input, out)
         try:
             if device.backend.host:  # NumPy's own call, inline: the hot path
-                if large_cpu is None or x.nbytes < _LARGE_BYTES:
+                if large_cpu is None or x.size < large_size:
                     array = cpu_function(x, y)
                 else:
                     array = large_cpu(x, y)
@@ -230,6 +232,12 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
         tensor._device = device
         return tensor
     return plan
+
+
+def _large_size(dtype):
+    """The element count from which a CPU result of ``dtype`` takes an op's ``large_cpu`` call (``x.size`` is
+    cheaper to read than ``x.nbytes`` on every call)."""
+    return -(-_LARGE_BYTES // dtype.numpy_dtype.itemsize)
 
 
 def _on_device(op, device, dtype, x, y):
