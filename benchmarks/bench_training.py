@@ -5,13 +5,17 @@
 One step is ``zero_grad``, forward, cross-entropy loss, ``backward`` and the optimizer's ``step`` (SGD with momentum
 0.9, or Adam) on random float32 inputs already on the device, for batches of 64 and 4096; both libraries run the
 very same code. Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats; the two
-libraries take turns, repeat by repeat (on the CPU after a pause that lets the other one's threads go idle).
+libraries take turns, repeat by repeat (on the CPU after a pause that lets the other one's threads go idle). Each
+library runs in a process of its own, as a user's program would: in one process, each library's thread pools
+(NumPy's OpenBLAS, numba's, PyTorch's OpenMP) slowed the other's down (on a 16-core host, NumPy's matrix products of
+a 4096-batch step took 6.8 ms alone and 9 to 11 ms beside PyTorch's).
 Goal: at most 1.5x PyTorch eager on the same device (for scale: PyTorch eager takes about 1,250 us per step at batch
 64 on an H100). PyTorch is optional: without it, its columns are left out. Missing a goal prints FAIL but the exit
 code stays 0: this is a measurement, not a test.
 """
 
 import argparse
+import multiprocessing
 import os
 import platform
 import statistics
@@ -92,24 +96,67 @@ def training_step(library, batch, optimizer_name):
     return step
 
 
-def seconds_per_step(libraries_and_steps, steps, repeats, warmup, pause=0.0):
-    """For each ``(library, step)``: the median over ``repeats`` of the time of ``steps`` steps divided by
-    ``steps``, after ``warmup`` steps (the first steps allocate optimizer state and compile kernels). Several
-    libraries take turns, repeat by repeat, so a machine that speeds up or slows down meanwhile affects them alike;
-    ``pause`` seconds before each turn let the previous library's worker threads go idle."""
-    for library, step in libraries_and_steps:
-        for _ in range(warmup):
-            step()
-        library.synchronize()
-    times = [[] for _ in libraries_and_steps]
+class Worker:
+    """One library on one device, in a process of its own: it builds a training step and times loops of it, on
+    command. A library that fails to import or to run reports its error instead of a time (``RuntimeError``)."""
+
+    def __init__(self, name, device_type):
+        context = multiprocessing.get_context("spawn")  # no CUDA state or thread pool inherited from this process
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, name, device_type), daemon=True)
+        self.process.start()
+        child.close()
+        self.call("ready")
+
+    def call(self, *message):
+        """Send a command and return its answer (``build``: nothing; ``run``: seconds for that many steps)."""
+        self.connection.send(message)
+        outcome, value = self.connection.recv()
+        if outcome == "error":
+            raise RuntimeError(value)
+        return value
+
+    def close(self):
+        self.connection.send(None)
+        self.process.join(timeout=30)
+
+
+def _serve(connection, name, device_type):
+    """The worker process: answers ``ready``, ``build(batch, optimizer_name)`` and ``run(steps)`` until None."""
+    library = step = None
+    while (message := connection.recv()) is not None:
+        try:
+            command, *arguments = message
+            if library is None:
+                library = Library(import_agnostic() if name == "agnostic" else import_torch(), device_type)
+            answer = None
+            if command == "build":
+                step = training_step(library, *arguments)
+                step()  # the library's error, if any, shows here
+                library.synchronize()
+            elif command == "run":
+                started = time.perf_counter()
+                for _ in range(arguments[0]):
+                    step()
+                library.synchronize()
+                answer = time.perf_counter() - started
+            connection.send(("ok", answer))
+        except Exception as error:  # a library error is a result to report, not a reason to stop measuring
+            connection.send(("error", f"{type(error).__name__}: {error}"[:160]))
+
+
+def seconds_per_step(workers, steps, repeats, warmup, pause=0.0):
+    """For each worker (its step built): the median over ``repeats`` of the time of ``steps`` steps divided by
+    ``steps``, after ``warmup`` steps (the first steps allocate optimizer state and compile kernels). The workers
+    take turns, repeat by repeat, so a machine that speeds up or slows down meanwhile affects them alike; ``pause``
+    seconds before each turn let the previous one's worker threads go idle."""
+    for worker in workers:
+        worker.call("run", warmup)
+    times = [[] for _ in workers]
     for _ in range(repeats):
-        for (library, step), samples in zip(libraries_and_steps, times):
+        for worker, samples in zip(workers, times):
             time.sleep(pause)
-            started = time.perf_counter()
-            for _ in range(steps):
-                step()
-            library.synchronize()
-            samples.append((time.perf_counter() - started) / steps)
+            samples.append(worker.call("run", steps) / steps)
     return [statistics.median(samples) for samples in times]
 
 
@@ -127,22 +174,22 @@ def measure(device_type, batch, optimizer_name, ours, theirs, quick):
     """One table row: agnostic's and (when importable) PyTorch's seconds per step, or the error met."""
     sizes = loop_sizes(device_type, batch, quick)
     row = {"device": device_type, "batch": batch, "optimizer": optimizer_name}
+    workers = [ours] + ([theirs] if theirs is not None else [])
     try:
-        ours_step = training_step(ours, batch, optimizer_name)
-        ours_step()  # an agnostic error shows here, before PyTorch takes a turn
-    except Exception as error:  # a library error is a result to report, not a reason to stop measuring
-        row["error"] = f"{type(error).__name__}: {error}"[:160]
-        if theirs is not None:
-            row["torch"], = seconds_per_step([(theirs, training_step(theirs, batch, optimizer_name))], *sizes)
-        return row
-    if theirs is None:
-        row["agnostic"], = seconds_per_step([(ours, ours_step)], *sizes)
-        return row
-    # The two take turns, repeat by repeat: the host's speed drifts. On the CPU each turn starts after a pause, so
-    # that the other library's worker threads (OpenBLAS's, PyTorch's OpenMP) have stopped spinning.
-    pairs = [(ours, ours_step), (theirs, training_step(theirs, batch, optimizer_name))]
+        ours.call("build", batch, optimizer_name)
+    except RuntimeError as error:
+        row["error"] = str(error)
+        workers = workers[1:]
+    if theirs is not None:
+        theirs.call("build", batch, optimizer_name)
+    # On the CPU each turn starts after a pause, so that the other library's worker threads (OpenBLAS's, numba's,
+    # PyTorch's OpenMP) have stopped spinning.
     pause = 0.0 if device_type == "cuda" or quick else PAUSE
-    row["agnostic"], row["torch"] = seconds_per_step(pairs, *sizes, pause=pause)
+    seconds = seconds_per_step(workers, *sizes, pause=pause) if workers else []
+    if "error" not in row:
+        row["agnostic"] = seconds.pop(0)
+    if theirs is not None:
+        row["torch"] = seconds[0]
     return row
 
 
@@ -210,12 +257,15 @@ def main(argv=None):
             notes.append("CUDA skipped: agnostic.cuda.is_available() is False.")
     rows = []
     for device_type in device_types:
-        ours = Library(agnostic, device_type)
         usable = torch is not None and (device_type == "cpu" or torch_has_cuda(torch))
-        theirs = Library(torch, device_type) if usable else None
+        ours = Worker("agnostic", device_type)
+        theirs = Worker("torch", device_type) if usable else None
         for batch in BATCHES:
             for optimizer_name in OPTIMIZERS:
                 rows.append(measure(device_type, batch, optimizer_name, ours, theirs, args.quick))
+        for worker in (ours, theirs):
+            if worker is not None:
+                worker.close()
     with_torch = torch is not None
     lines = [f"agnostic training-step benchmark{' (--quick)' if args.quick else ''}: "
              f"MLP {'-'.join(map(str, SIZES))}, float32; {environment(agnostic, torch, device_types)}", ""]
