@@ -1,7 +1,7 @@
 """agnostic.cuda.memory: PyTorch's memory statistics and controls over CuPy's pools, checked to the byte.
 
 Three parts: behaviour without CUDA; the allocator's bookkeeping driven through a stand-in for CuPy's pool (runs
-anywhere CuPy imports, GPU or not); and the real thing on each CUDA device (``cuda_device``), where every figure is
+anywhere, with CuPy's own pointer classes where CuPy imports); and the real thing on each CUDA device (``cuda_device``), where every figure is
 checked exactly: the ``fresh`` fixture gives each test a new CuPy stream, hence an empty pool arena, so every new
 block needs its own cudaMalloc of exactly the request rounded up to 512 bytes.
 """
@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import agnostic
 from agnostic import _backend
@@ -94,10 +96,34 @@ class FakeOutOfMemory(MemoryError):
     """What CuPy's pool raises when cudaMalloc still fails after freeing its cache."""
 
 
+class UnownedMemory:
+    """What agnostic uses of CuPy's ``UnownedMemory``: an address range that keeps its owner alive."""
+
+    def __init__(self, ptr, size, owner, device_id):
+        self.ptr, self.size, self._owner, self.device_id = ptr, size, owner, device_id
+
+
+class MemoryPointer:
+    """What agnostic uses of CuPy's ``MemoryPointer``."""
+
+    def __init__(self, mem, offset):
+        self.mem, self.ptr = mem, mem.ptr + offset
+
+
+def pointer_classes():
+    """CuPy's ``cupy.cuda.memory`` where CuPy imports (GPU or not), else the stand-ins above."""
+    try:
+        import cupy.cuda.memory as real
+    except Exception:  # not installed, or no CUDA runtime to load
+        return types.SimpleNamespace(UnownedMemory=UnownedMemory, MemoryPointer=MemoryPointer)
+    return real
+
+
 def fake_cupy(capacity=64 * MiB):
     """The slice of CuPy that agnostic's allocator uses, with a pool that reuses cached blocks of the same size (no
-    splitting, no streams) and a fake cudaMalloc with ``capacity`` bytes; CuPy's own pointer classes."""
-    real = pytest.importorskip("cupy.cuda.memory")
+    splitting, no streams) and a fake cudaMalloc with ``capacity`` bytes; CuPy's own pointer classes where CuPy
+    imports."""
+    real = pointer_classes()
     runtime = types.SimpleNamespace(capacity=capacity, used=0, next_ptr=1 << 32)
     runtime.getDeviceCount = lambda: 1
     runtime.memGetInfo = lambda: (runtime.capacity - runtime.used, runtime.capacity)
@@ -319,7 +345,7 @@ def test_fake_empty_cache_waits_for_parked_blocks():
 
 
 def test_fake_record_stream_ignores_memory_agnostic_did_not_allocate():
-    real = pytest.importorskip("cupy.cuda.memory")
+    real = pointer_classes()
     foreign = real.MemoryPointer(real.UnownedMemory(1 << 32, 512, object(), 0), 0)
     memory.record_stream(fake_tensor(foreign), fake_cupy().cuda.Stream())
 
@@ -337,6 +363,100 @@ def test_fake_snapshot_tiles_each_segment():
     record = memory._segment_record(0, "large", 0, 8192, [(4096, 1024, 1000, "active_allocated")])
     assert [b["state"] for b in record["blocks"]] == ["inactive", "active_allocated", "inactive"]
     assert record["blocks"][1] == blocks[0] and sum(b["size"] for b in record["blocks"]) == 8192
+
+
+class EagerCounts:
+    """PyTorch's block figures of one pool, counted at each event (what the allocator's log must add up to)."""
+
+    def __init__(self):
+        self.n = self.b = self.r = self.parked = self.parked_bytes = 0
+        self.peaks = [0, 0, 0, 0, 0]  # blocks, bytes, requested, active blocks, active bytes
+        self.totals = [0, 0, 0]
+
+    def allocate(self, size):
+        self.n, self.b, self.r = self.n + 1, self.b + memory._round(size), self.r + size
+        self.totals = [self.totals[0] + 1, self.totals[1] + memory._round(size), self.totals[2] + size]
+        self.peaks = [max(p, c) for p, c in zip(self.peaks, self.currents())]
+
+    def free(self, size, parked):
+        self.n, self.b, self.r = self.n - 1, self.b - memory._round(size), self.r - size
+        if parked:
+            self.parked, self.parked_bytes = self.parked + 1, self.parked_bytes + memory._round(size)
+
+    def unpark(self, size):
+        self.parked, self.parked_bytes = self.parked - 1, self.parked_bytes - memory._round(size)
+
+    def reset_peaks(self):
+        self.peaks = list(self.currents())
+
+    def currents(self):
+        return self.n, self.b, self.r, self.n + self.parked, self.b + self.parked_bytes
+
+    def figures(self):
+        """``{family: (current, peak, allocated, freed)}`` for the block families."""
+        families = ("allocation", "allocated_bytes", "requested_bytes", "active", "active_bytes")
+        totals = self.totals + self.totals[:2]
+        return {family: (current, peak, total, total - current)
+                for family, current, peak, total in zip(families, self.currents(), self.peaks, totals)}
+
+
+SIZES = st.sampled_from([1, 1000, 1536, MiB - 1, MiB, MiB + 1, 3 * MiB])
+EVENTS = st.lists(st.one_of(
+    st.tuples(st.just("allocate"), SIZES), st.tuples(st.sampled_from(["free", "free after stream"]), st.integers(0, 9)),
+    st.tuples(st.sampled_from(["stream done", "read", "reset peaks"]), st.none()),
+), max_size=60)
+
+
+@settings(deadline=None)
+@given(events=EVENTS, log_limit=st.sampled_from([1, 3, memory._LOG_LIMIT]))
+@example(events=[("allocate", 1000), ("free after stream", 0), ("allocate", 1000), ("stream done", None)],
+         log_limit=memory._LOG_LIMIT)  # the second block, counted late, was active beside the parked one
+def test_fake_logged_figures_equal_counting_every_event(events, log_limit):
+    """Allocations, frees, frees parked by ``record_stream``, their release, reads and peak resets in any order:
+    the figures counted from the log (however often it is brought up to date) equal those counted at each event."""
+    cupy = fake_cupy(capacity=1 << 40)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(memory, "_LOG_LIMIT", log_limit)  # read when the allocator is made
+        allocator = memory._Allocator(cupy)
+    side = cupy.cuda.Stream()
+    model = {"small_pool": EagerCounts(), "large_pool": EagerCounts(), "all": EagerCounts()}
+    live, parked = [], []
+
+    def pools(size):
+        return model["small_pool" if size <= MiB else "large_pool"], model["all"]
+
+    for position, (event, value) in enumerate(events):
+        if event == "allocate":
+            live.append((allocator.malloc(value), value))
+            for counts in pools(value):
+                counts.allocate(value)
+        elif event.startswith("free") and live:
+            pointer, size = live.pop(value % len(live))
+            after_stream = event == "free after stream"
+            if after_stream:
+                side.launch()
+                memory.record_stream(fake_tensor(pointer), side)
+                parked.append(size)
+            del pointer
+            for counts in pools(size):
+                counts.free(size, parked=after_stream)
+        elif event == "stream done":
+            side.finish()
+            allocator.release_completed()
+            for size in parked:
+                for counts in pools(size):
+                    counts.unpark(size)
+            parked.clear()
+        elif event == "reset peaks":
+            allocator.state(0).reset_peaks()
+            for counts in model.values():
+                counts.reset_peaks()
+        if event == "read" or position == len(events) - 1:
+            nested = allocator.state(0).nested()
+            for pool, counts in model.items():
+                for family, figures in counts.figures().items():
+                    assert stat(nested, family, pool) == figures, (pool, family)
+    del live
 
 
 def test_fake_flat_statistics_use_pytorchs_keys():
