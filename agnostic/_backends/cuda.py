@@ -50,13 +50,13 @@ class CUDABackend:
 
     def run(self, function, *args, **kwargs):
         """``function(*args, **kwargs)`` with this device current."""
-        if self._is_current():
-            return function(*args, **kwargs)  # the usual case, without entering a context: every op runs this
+        if self.index is None or state.current_device() == self.index:  # the usual case, no context: every op
+            return function(*args, **kwargs)
         with state.cupy.cuda.Device(self.index):
             return function(*args, **kwargs)
 
     def _is_current(self):
-        return self.index is None or state.cupy.cuda.runtime.getDevice() == self.index
+        return self.index is None or state.current_device() == self.index
 
     def scatter_add(self, target, positions, values):
         """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic scatter)."""

@@ -17,6 +17,12 @@ class CudaState:
     initialized = False
     init_hooks: list = []
 
+    @staticmethod
+    def current_device():
+        """The index of CuPy's current CUDA device (once CUDA is initialized, CuPy's own function: ops ask on every
+        call)."""
+        return require_cupy().cuda.runtime.getDevice()
+
 
 state = CudaState()
 
@@ -30,6 +36,7 @@ def on_cuda_init(hook):
 
 
 def _initialize_cuda():
+    state.current_device = state.cupy.cuda.runtime.getDevice
     state.initialized = True
     for hook in state.init_hooks:
         hook(state.cupy)
@@ -85,7 +92,7 @@ def require_cupy():
 
 def current_cuda_index():
     """The index of CuPy's current CUDA device."""
-    return require_cupy().cuda.runtime.getDevice()
+    return state.current_device()
 
 
 def is_cupy_array(obj):

@@ -189,11 +189,14 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
     check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
     general = _general_plan(op)
+    # A CuPy without NumPy 2's weak-scalar rule may widen a result by a Python scalar's type: cast back then.
+    cuda_result = None if first_is_tensor and second_is_tensor else \
+        dtype.numpy_dtype if op.result in (Result.SAME, Result.FLOAT) else numpy.dtype(numpy.bool_)
 
     def plan(input, other, out):
         if first_is_tensor:
             device = input._device
-            tensor_data = x = input._data
+            x = input._data
             if second_is_tensor:
                 y = other._data
                 if other._device is not device:
@@ -204,7 +207,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
                     return general(input, other, out)
         else:
             device = other._device
-            tensor_data = y = other._data
+            y = other._data
             x = input
             if integers and not _fits(x, y.dtype):
                 return general(input, other, out)
@@ -223,7 +226,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
                 if array.__class__ is not _ndarray:
                     array = numpy.asarray(array)
             else:
-                array = _on_device(op, device, tensor_data.dtype, x, y)
+                array = _on_device(op, device, x, y, cuda_result)
         except ValueError:
             raise_broadcast_error(x, y)
             raise
@@ -240,12 +243,12 @@ def _large_size(dtype):
     return -(-_LARGE_BYTES // dtype.numpy_dtype.itemsize)
 
 
-def _on_device(op, device, dtype, x, y):
+def _on_device(op, device, x, y, result_dtype):
+    """``op`` of ``x`` and ``y`` on a device's backend, cast to ``result_dtype`` if that is given and differs."""
     backend = device.backend
     array = backend.run(op.backend_function(device), x, y)
-    expected = dtype if op.result in (Result.SAME, Result.FLOAT) else numpy.bool_
-    if array.dtype != expected:
-        array = backend.run(array.astype, expected)  # a CuPy without NumPy 2's weak-scalar rule
+    if result_dtype is not None and array.dtype != result_dtype:
+        array = backend.run(array.astype, result_dtype)
     return array
 
 

@@ -118,7 +118,7 @@ def _whole_reduction(input, method_name, keepdim):
     reduce = getattr(input._data, method_name)
     if device.backend.host:  # the hot path, inline: NumPy gives a scalar, made a 0-dim array
         return wrap(numpy.asarray(reduce(keepdims=True) if keepdim else reduce()), device)  # no keyword: faster
-    return wrap(device.backend.run(reduce, keepdims=keepdim), device)
+    return wrap(device.backend.run(reduce, keepdims=True) if keepdim else device.backend.run(reduce), device)
 
 
 def _product_of_others(input, axis):
