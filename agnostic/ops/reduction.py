@@ -112,12 +112,17 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return _accumulating("sum", input, dim, keepdim, dtype, "sum")
 
 
+# NumPy's ``array.sum()``/``max()``/``min()`` are Python functions calling these ufunc reductions: called directly,
+# about 0.1 us sooner.
+_HOST_WHOLE_REDUCTIONS = {"sum": numpy.add.reduce, "max": numpy.maximum.reduce, "min": numpy.minimum.reduce}
+
+
 def _whole_reduction(input, method_name, keepdim):
     """Short path for reducing every element when the backend's result dtype already is PyTorch's."""
     device = input._device
-    reduce = getattr(input._data, method_name)
     if device.backend.host:  # the hot path, inline: NumPy gives a scalar, made a 0-dim array
-        return wrap(numpy.asarray(reduce(keepdims=True) if keepdim else reduce()), device)  # no keyword: faster
+        return wrap(numpy.asarray(_HOST_WHOLE_REDUCTIONS[method_name](input._data, None, keepdims=keepdim)), device)
+    reduce = getattr(input._data, method_name)
     return wrap(device.backend.run(reduce, keepdims=True) if keepdim else device.backend.run(reduce), device)
 
 
