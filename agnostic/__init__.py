@@ -16,7 +16,7 @@ from ._dtypes import (
 )
 from ._legacy_types import cpu_types as _cpu_types
 from ._size import Size
-from . import _fork_guard
+from . import _coverage, _fork_guard
 from ._backends import host_memory as _host_memory
 from .ops.creation import (
     arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
@@ -34,12 +34,21 @@ from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
+from .ops.sorting import *  # noqa: F401,F403
+from .ops.statistics import *  # noqa: F401,F403
 from .ops.dtype_queries import can_cast, is_complex, is_floating_point, is_tensor, numel, result_type
 from . import autograd, cuda
 from . import accelerator
+from . import amp, fft, linalg, special
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .cuda import amp as _cuda_amp  # noqa: F401  (agnostic.cuda.amp)
 from . import nn, optim, utils
 from .serialization import load, save
 from ._threads import get_num_threads, set_num_threads
+from ._printing import get_printoptions, set_printoptions
+from ._determinism import (
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms,
+)
 from ._streams import Event, Stream, current_stream, stream
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
@@ -58,7 +67,8 @@ __all__ = sorted([name for name, value in globals().items()
 def __getattr__(name):
     """The legacy tensor types (``agnostic.FloatTensor``...), and ``agnostic.__version__``: the installed
     distribution's version, read from its metadata on first use (so that ``import agnostic`` doesn't pay for
-    ``importlib.metadata``)."""
+    ``importlib.metadata``). Other names raise an AttributeError that says when PyTorch has the name and agnostic
+    doesn't (``agnostic.jit``)."""
     if name in _cpu_types:
         return _cpu_types[name]
     if name == "__version__":
@@ -69,7 +79,7 @@ def __getattr__(name):
             return metadata.version(distributions[0] if distributions else __name__)
         except metadata.PackageNotFoundError:
             return "0+unknown"  # run from a source tree that was never installed
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise _coverage.missing_name_error(__name__, name)
 
 
 def __dir__():

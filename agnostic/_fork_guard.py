@@ -27,10 +27,15 @@ class _ForkedCupy:
         raise RuntimeError(FORKED_CUDA_ERROR)
 
 
+def _refuse_cuda():
+    raise RuntimeError(FORKED_CUDA_ERROR)
+
+
 def _mark_child():
     state = cupy_loader.state
     if state.initialized and not isinstance(state.cupy, _ForkedCupy):
         state.cupy = _ForkedCupy(state.cupy)
+        state.current_device = _refuse_cuda  # the CUDA state keeps CuPy's getDevice itself once CUDA starts
 
 
 def install():

@@ -88,6 +88,13 @@ class TensorBase:
 
     @grad.setter
     def grad(self, value):
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: the tensor's shape is "
+                                   f"{list(self._data.shape)}, the gradient's {list(value._data.shape)}")
         self.__dict__["grad"] = value
 
     # ----- metadata -----------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ from ._tensor import CONVERSION, TensorBase, _check_broadcast_into, _check_writa
 from .autograd import functions as _autograd_functions
 from .autograd.tracking import set_requires_grad
 from .cuda.memory import record_stream as _record_stream
-from .ops import creation, elementwise, indexing, linalg, random, reduction, shape  # noqa: F401  (declarations)
+from .ops import (  # noqa: F401  (declarations)
+    creation, elementwise, indexing, linalg, random, reduction, shape, sorting, statistics,
+)
 from .ops._registry import declared_methods, tensor_method
 
 

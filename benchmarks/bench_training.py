@@ -1,10 +1,13 @@
-"""Training-step speed of a 784-256-256-10 MLP: agnostic against PyTorch eager on the same device.
+"""Training-step speed of an MLP, an LSTM and a Transformer encoder layer: agnostic against PyTorch eager on the
+same device.
 
     python benchmarks/bench_training.py [--device cpu|cuda|all] [--quick] [--out FILE.md]
 
-One step is ``zero_grad``, forward, cross-entropy loss, ``backward`` and the optimizer's ``step`` (SGD with momentum
-0.9, or Adam) on random float32 inputs already on the device, for batches of 64 and 4096; both libraries run the
-very same code. Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats; the two
+One step is ``zero_grad``, forward, cross-entropy loss, ``backward`` and the optimizer's ``step`` on random float32
+inputs already on the device; both libraries run the very same code. The models: a 784-256-256-10 MLP (SGD with
+momentum 0.9, or Adam; batches of 64 and 4096); a one-layer LSTM (64 inputs, 256 hidden, 32 time steps, the last
+step's output classified; Adam, batch 64); a Transformer encoder layer (d_model 256, 8 heads, feed-forward 1024,
+32 tokens, mean-pooled and classified; Adam, batch 64). Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats; the two
 libraries take turns, repeat by repeat (on the CPU after a pause that lets the other one's threads go idle). Each
 library runs in a process of its own, as a user's program would: in one process, each library's thread pools
 (NumPy's OpenBLAS, numba's, PyTorch's OpenMP) slowed the other's down (on a 16-core host, NumPy's matrix products of
@@ -25,8 +28,10 @@ import time
 import numpy
 
 SIZES = (784, 256, 256, 10)
-BATCHES = (64, 4096)
-OPTIMIZERS = ("SGD momentum 0.9", "Adam")
+# (model, batch, optimizer) of each row
+ROWS = [("MLP", batch, optimizer) for batch in (64, 4096) for optimizer in ("SGD momentum 0.9", "Adam")] + \
+    [("LSTM", 64, "Adam"), ("Transformer layer", 64, "Adam")]
+SEQUENCE, FEATURES, HIDDEN, CLASSES = 32, 64, 256, 10
 GOAL = 1.5
 PAUSE = 0.2  # seconds before each CPU turn: OpenBLAS's threads spin for about 0.1 s after a call
 
@@ -70,22 +75,61 @@ class Library:
 
 
 # ----- one training step ----------------------------------------------------------------------------------------
-def training_step(library, batch, optimizer_name):
-    """A function running one training step of the MLP with ``library`` (agnostic and PyTorch share this code)."""
-    lib = library.module
-    nn, device = lib.nn, library.device
-    lib.manual_seed(0)
+def _mlp(nn):
     layers = []
     for inputs, outputs in zip(SIZES, SIZES[1:]):
         layers += [nn.Linear(inputs, outputs), nn.ReLU()]
-    model = nn.Sequential(*layers[:-1]).to(device)
+    return nn.Sequential(*layers[:-1]), (SIZES[0],)
+
+
+def _sequence_models(nn):
+    """The LSTM and Transformer classifiers, as Module subclasses of the library being measured."""
+    class LSTMClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(FEATURES, HIDDEN, batch_first=True)
+            self.head = nn.Linear(HIDDEN, CLASSES)
+
+        def forward(self, x):
+            output, _ = self.lstm(x)
+            return self.head(output[:, -1])
+
+    class EncoderClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Linear(FEATURES, HIDDEN)
+            self.layer = nn.TransformerEncoderLayer(HIDDEN, 8, dim_feedforward=4 * HIDDEN, dropout=0.0,
+                                                    batch_first=True)
+            self.head = nn.Linear(HIDDEN, CLASSES)
+
+        def forward(self, x):
+            return self.head(self.layer(self.embed(x)).mean(dim=1))
+
+    return LSTMClassifier, EncoderClassifier
+
+
+def build_model(nn, name):
+    """(model, the shape of one input) for a row's model name."""
+    if name == "MLP":
+        return _mlp(nn)
+    lstm, encoder = _sequence_models(nn)
+    return (lstm() if name == "LSTM" else encoder()), (SEQUENCE, FEATURES)
+
+
+def training_step(library, model_name, batch, optimizer_name):
+    """A function running one training step of the model with ``library`` (agnostic and PyTorch share this code)."""
+    lib = library.module
+    nn, device = lib.nn, library.device
+    lib.manual_seed(0)
+    model, input_shape = build_model(nn, model_name)
+    model = model.to(device)
     if optimizer_name == "Adam":
         optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)
     else:
         optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
-    images = lib.randn(batch, SIZES[0], device=device)
-    labels = lib.randint(0, SIZES[-1], (batch,), device=device)
+    images = lib.randn(batch, *input_shape, device=device)
+    labels = lib.randint(0, CLASSES, (batch,), device=device)
 
     def step():
         optimizer.zero_grad()
@@ -122,7 +166,8 @@ class Worker:
 
 
 def _serve(connection, name, device_type):
-    """The worker process: answers ``ready``, ``build(batch, optimizer_name)`` and ``run(steps)`` until None."""
+    """The worker process: answers ``ready``, ``build(model, batch, optimizer_name)`` and ``run(steps)`` until
+    None."""
     library = step = None
     while (message := connection.recv()) is not None:
         try:
@@ -170,18 +215,18 @@ def loop_sizes(device_type, batch, quick):
 
 
 # ----- table ------------------------------------------------------------------------------------------------------
-def measure(device_type, batch, optimizer_name, ours, theirs, quick):
+def measure(device_type, model, batch, optimizer_name, ours, theirs, quick):
     """One table row: agnostic's and (when importable) PyTorch's seconds per step, or the error met."""
     sizes = loop_sizes(device_type, batch, quick)
-    row = {"device": device_type, "batch": batch, "optimizer": optimizer_name}
+    row = {"device": device_type, "model": model, "batch": batch, "optimizer": optimizer_name}
     workers = [ours] + ([theirs] if theirs is not None else [])
     try:
-        ours.call("build", batch, optimizer_name)
+        ours.call("build", model, batch, optimizer_name)
     except RuntimeError as error:
         row["error"] = str(error)
         workers = workers[1:]
     if theirs is not None:
-        theirs.call("build", batch, optimizer_name)
+        theirs.call("build", model, batch, optimizer_name)
     # On the CPU each turn starts after a pause, so that the other library's worker threads (OpenBLAS's, numba's,
     # PyTorch's OpenMP) have stopped spinning.
     pause = 0.0 if device_type == "cuda" or quick else PAUSE
@@ -195,7 +240,7 @@ def measure(device_type, batch, optimizer_name, ours, theirs, quick):
 
 def cells(row, with_torch):
     """The Markdown cells of one row."""
-    head = [row["device"], f"{row['batch']:,}", row["optimizer"]]
+    head = [row["device"], row["model"], f"{row['batch']:,}", row["optimizer"]]
     if "error" in row:
         ours = f"error: {row['error']}".replace("|", "/")
     else:
@@ -213,7 +258,7 @@ def cells(row, with_torch):
 
 def table(rows, with_torch):
     """The Markdown table of all rows."""
-    columns = ["device", "batch", "optimizer", "agnostic us/step"]
+    columns = ["device", "model", "batch", "optimizer", "agnostic us/step"]
     columns += ["PyTorch us/step", "ratio", "goal", "result"] if with_torch else ["goal"]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(cells(row, with_torch)) + " |" for row in rows]
@@ -260,15 +305,15 @@ def main(argv=None):
         usable = torch is not None and (device_type == "cpu" or torch_has_cuda(torch))
         ours = Worker("agnostic", device_type)
         theirs = Worker("torch", device_type) if usable else None
-        for batch in BATCHES:
-            for optimizer_name in OPTIMIZERS:
-                rows.append(measure(device_type, batch, optimizer_name, ours, theirs, args.quick))
+        for model, batch, optimizer_name in ROWS:
+            rows.append(measure(device_type, model, batch, optimizer_name, ours, theirs, args.quick))
         for worker in (ours, theirs):
             if worker is not None:
                 worker.close()
     with_torch = torch is not None
-    lines = [f"agnostic training-step benchmark{' (--quick)' if args.quick else ''}: "
-             f"MLP {'-'.join(map(str, SIZES))}, float32; {environment(agnostic, torch, device_types)}", ""]
+    lines = [f"agnostic training-step benchmark{' (--quick)' if args.quick else ''}: MLP "
+             f"{'-'.join(map(str, SIZES))}, LSTM and Transformer layer, float32; "
+             f"{environment(agnostic, torch, device_types)}", ""]
     lines += notes + ([""] if notes else [])
     lines += table(rows, with_torch)
     lines += ["", "us/step: wall clock of a loop of steps / steps (CUDA: synchronized after the loop), median of "

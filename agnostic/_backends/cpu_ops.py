@@ -12,7 +12,7 @@ import numpy
 from .. import _conversion
 from ..ops import _division
 from . import cpu_kernels
-from .special import erf_numpy
+from .special import erf_numpy, library_function
 
 MULTI_TENSOR_KERNELS = False  # no one-launch update of many tensors: optimizers update each host tensor in turn
 _BLOCK = 1 << 16  # elements per relu_gradient block
@@ -165,3 +165,33 @@ remainder = _numpy_where_identical("remainder")
 fmod = _numpy_where_identical("fmod")
 trunc_divide = _numpy_where_identical("trunc_divide")
 complex_divide = _numpy_where_identical("complex_divide")
+
+
+def linalg(name, *arrays, **kwargs):
+    """``numpy.linalg.<name>(*arrays, **kwargs)``, which raises ``numpy.linalg.LinAlgError`` for a singular matrix
+    (``inv``, ``solve``) or one that is not positive-definite (``cholesky``); the same in ``cuda_ops``."""
+    return getattr(numpy.linalg, name)(*arrays, **kwargs)
+
+
+def _scipy_special():
+    import scipy.special
+
+    return scipy.special
+
+
+def special_function(name, adjust=None):
+    """``f(*arguments)``: SciPy's ``scipy.special.<name>`` of NumPy arrays, in the first array's dtype (see
+    ``special.library_function``; SciPy is imported on the first call)."""
+    return library_function(_scipy_special, lambda: numpy, name, adjust)
+
+
+def scatter_maximum(target, positions, values):
+    """``target[positions] = maximum(target[positions], values)`` in place, every repeated position taken into
+    account (a NaN wins, as in PyTorch's ``scatter_reduce(reduce="amax")``)."""
+    numpy.maximum.at(target, positions, values)
+
+
+def scatter_minimum(target, positions, values):
+    """``target[positions] = minimum(target[positions], values)`` in place, every repeated position taken into
+    account (a NaN wins)."""
+    numpy.minimum.at(target, positions, values)

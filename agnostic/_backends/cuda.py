@@ -9,11 +9,15 @@ for the copy before anyone reads it (see ``_tensor.InFlightHostTensor``).
 
 import numpy
 
+from .._determinism import alert_nondeterministic
 from . import cuda_ops
 from .cpu import NO_SWITCH
 from .cupy_loader import cuda_device_count, require_cupy, state
 
 _CUDA_MEMORY_TYPE_HOST = 1
+# The dtypes CuPy's atomic scatter_add takes as they are.
+_ATOMIC_ADD_DTYPES = frozenset(numpy.dtype(name) for name in ("int32", "uint32", "uint64", "float16", "float32",
+                                                              "float64"))
 _copies_in_flight: list = []  # (event, arrays kept alive until the copy that reads or writes them has finished)
 
 
@@ -59,10 +63,26 @@ class CUDABackend:
         return self.index is None or state.current_device() == self.index
 
     def scatter_add(self, target, positions, values):
-        """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic scatter)."""
+        """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic scatter: floating-point
+        sums in no fixed order, refused in deterministic mode)."""
         import cupyx
 
-        cupyx.scatter_add(target, positions, values)
+        if target.dtype.kind in "fc":
+            alert_nondeterministic("an accumulating scatter on CUDA (index_add, scatter_add, index_put(accumulate="
+                                   "True), or the gradient of indexing, gather or embedding)")
+        cupy = state.cupy
+        values = cupy.asarray(values, dtype=target.dtype)
+        if target.dtype in _ATOMIC_ADD_DTYPES:
+            cupyx.scatter_add(target, positions, values)
+        elif target.dtype.kind == "c":  # a complex sum is two real ones
+            self.scatter_add(target.real, positions, values.real)
+            self.scatter_add(target.imag, positions, values.imag)
+        elif target.dtype == numpy.int64:  # two's-complement addition wraps alike in uint64
+            cupyx.scatter_add(target.view(numpy.uint64), positions, values.view(numpy.uint64))
+        else:  # bool and the small integers: accumulate in int32, then wrap back as PyTorch's sums do
+            wide = target.astype(numpy.int32)
+            cupyx.scatter_add(wide, positions, values.astype(numpy.int32))
+            target[...] = wide.astype(target.dtype) if target.dtype != numpy.bool_ else wide != 0
 
     def scatter_multiply(self, target, positions, values):
         """``target[positions] *= values`` with repeated positions accumulating: CuPy has no multiplicative scatter,

@@ -9,6 +9,7 @@ from .. import _conversion
 from ..ops import _division
 from . import cuda_kernels
 from .cupy_loader import require_cupy
+from .special import library_function
 
 MULTI_TENSOR_KERNELS = True  # optimizers update every contiguous parameter of a dtype in one launch
 _ROWS_PER_BLOCK = 8  # one warp per row
@@ -125,3 +126,81 @@ remainder = _one_kernel("remainder")
 fmod = _one_kernel("fmod")
 trunc_divide = _one_kernel("trunc_divide")
 complex_divide = _one_kernel("complex_divide")
+
+
+def linalg(name, *arrays, **kwargs):
+    """``cupy.linalg.<name>(*arrays, **kwargs)``, raising ``numpy.linalg.LinAlgError`` as NumPy does (CuPy ignores
+    a singular or non positive-definite matrix unless asked to check); ``eig``/``eigvals``, where this CuPy lacks
+    them, run on the host (NumPy's LAPACK) and come back."""
+    cupy = require_cupy()
+    import cupyx
+
+    function = getattr(cupy.linalg, name, None)
+    if function is None:
+        host = getattr(numpy.linalg, name)(*[cupy.asnumpy(array) for array in arrays], **kwargs)
+        return tuple(cupy.asarray(part) for part in host) if isinstance(host, tuple) else cupy.asarray(host)
+    if name not in _CHECKED_LINALG:  # singular input is a valid answer there (det 0, slogdet sign 0)
+        return function(*arrays, **kwargs)
+    with cupyx.errstate(linalg="raise"):
+        return function(*arrays, **kwargs)
+
+
+_CHECKED_LINALG = frozenset(("inv", "solve", "cholesky"))
+
+
+def _cupyx_special():
+    import cupyx.scipy.special
+
+    return cupyx.scipy.special
+
+
+def special_function(name, adjust=None):
+    """``f(*arguments)``: CuPy's ``cupyx.scipy.special.<name>`` of CuPy arrays, in the first array's dtype (see
+    ``special.library_function``; CuPy is imported on the first call)."""
+    return library_function(_cupyx_special, require_cupy, name, adjust)
+
+
+# The dtypes cupyx's atomic scatter_max/scatter_min take (CuPy's ``_scatter_op``); others are mapped onto them.
+_ATOMIC_EXTREMES = frozenset(numpy.dtype(name) for name in ("int32", "uint32", "uint64", "float32", "float64"))
+_SIGN_BIT = numpy.uint64(1 << 63)
+
+
+def _scatter_extreme(name, target, positions, values):
+    """``positions``: a tuple of integer arrays broadcasting with ``values``."""
+    cupy = require_cupy()
+    import cupyx
+
+    scatter = getattr(cupyx, name)
+    values = values.astype(target.dtype)
+    floating = target.dtype.kind == "f"
+    was_nan = cupy.isnan(target) if floating else None
+    if target.dtype in _ATOMIC_EXTREMES:
+        scatter(target, positions, values)
+    elif target.dtype == numpy.int64:
+        # Flipping the sign bit maps int64 onto uint64 in the same order.
+        shifted = target.view(numpy.uint64) ^ _SIGN_BIT
+        scatter(shifted, positions, values.view(numpy.uint64) ^ _SIGN_BIT)
+        target[...] = (shifted ^ _SIGN_BIT).view(numpy.int64)
+    else:  # float16 in float32; bool and the 8- and 16-bit integers in int32: exact
+        wide = numpy.float32 if target.dtype.kind == "f" else numpy.int32
+        widened = target.astype(wide)
+        scatter(widened, positions, values.astype(wide))
+        target[...] = widened.astype(target.dtype)
+    if floating:
+        # PyTorch's amax/amin propagate NaN; the atomic compare-and-swap doesn't promise to.
+        target[was_nan] = numpy.nan
+        nan = cupy.isnan(values)
+        *spread, nan = cupy.broadcast_arrays(*positions, nan)
+        target[tuple(position[nan] for position in spread)] = numpy.nan
+
+
+def scatter_maximum(target, positions, values):
+    """``target[positions] = maximum(target[positions], values)`` in place, every repeated position taken into
+    account (``cupyx.scatter_max``, atomic)."""
+    _scatter_extreme("scatter_max", target, positions, values)
+
+
+def scatter_minimum(target, positions, values):
+    """``target[positions] = minimum(target[positions], values)`` in place, every repeated position taken into
+    account (``cupyx.scatter_min``, atomic)."""
+    _scatter_extreme("scatter_min", target, positions, values)

@@ -108,3 +108,31 @@ def erfinv(backend, array):
         x = xp.where(xp.abs(y) == 1.0, xp.copysign(xp.inf, y), x)
         x = xp.where(xp.abs(y) > 1.0, xp.nan, x)
     return x.astype(array.dtype, copy=False)
+
+
+def library_function(load_library, load_xp, name, adjust=None):
+    """``f(*arguments)``: ``<library>.<name>`` (``load_library()`` gives ``scipy.special`` or
+    ``cupyx.scipy.special``, imported on the first call, never at ``import agnostic``) of backend arrays and numbers,
+    its result in the dtype of the first array argument. float16 and bfloat16 arrays are computed in float32 (the
+    libraries have no half-precision loops); ``adjust(xp, result, *arguments)`` then gives PyTorch's values where
+    the library's differ (``lgamma(-inf)``)."""
+    loaded = []
+
+    def compute(*arguments):
+        if not loaded:
+            loaded.extend((getattr(load_library(), name), load_xp()))
+        function, xp = loaded
+        dtype = next(argument.dtype for argument in arguments if hasattr(argument, "ndim"))
+        wide = [argument.astype(numpy.float32) if _is_half(argument) else argument for argument in arguments]
+        with numpy.errstate(all="ignore"):
+            result = xp.asarray(function(*wide))
+            if adjust is not None:
+                result = adjust(xp, result, *wide)
+        return result.astype(dtype, copy=False)
+    compute.__name__ = name
+    return compute
+
+
+def _is_half(argument):
+    dtype = getattr(argument, "dtype", None)
+    return dtype is not None and dtype.itemsize == 2 and dtype.kind in "fV"

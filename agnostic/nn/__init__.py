@@ -1,23 +1,37 @@
 """agnostic.nn: neural-network modules, layers, losses, initializers and functional ops, as torch.nn.
 
-Everything is written with agnostic ops, so the same model runs on NumPy (CPU) and CuPy (CUDA).
+Everything is written with agnostic ops, so the same model runs on NumPy (CPU) and CuPy (CUDA). Each module of this
+package lists its public names in ``__all__``; this namespace is their union.
 """
 
-from . import functional, init
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from .containers import ModuleDict, ModuleList, Sequential
-from .conv import Conv2d
-from .dropout import Dropout
-from .flatten import Flatten
-from .linear import Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
-from .parameter import Parameter
-from .pooling import AvgPool2d, MaxPool2d
-from .sparse import Embedding
+from .. import _coverage
+from . import functional, init, utils
+from .activation import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .containers import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .module import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .parameter import *  # noqa: F401,F403
+from .pixelshuffle import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
+from . import activation, attention, containers, conv, dropout, flatten, linear, loss, module, normalization, \
+    parameter, pixelshuffle, pooling, rnn, sparse, transformer, upsampling
 
-__all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss",
-           "Dropout", "Embedding", "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm", "Linear", "LogSoftmax",
-           "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ReLU", "Sequential",
-           "Sigmoid", "Softmax", "Tanh", "functional", "init"]
+__all__ = sorted(name for part in (activation, attention, containers, conv, dropout, flatten, linear, loss, module,
+                                   normalization, parameter, pixelshuffle, pooling, rnn, sparse, transformer,
+                                   upsampling)
+                 for name in part.__all__) + ["functional", "init", "utils"]
+
+
+def __getattr__(name):
+    """A PyTorch name this module lacks raises an AttributeError saying so, and where the supported ones are."""
+    raise _coverage.missing_name_error(__name__, name)

@@ -286,3 +286,6 @@ class ModuleDict(Module):
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise ValueError(f"ModuleDict update sequence element #{index} should be a (key, module) pair")
             self[pair[0]] = pair[1]
+
+
+__all__ = ["ModuleDict", "ModuleList", "Sequential"]

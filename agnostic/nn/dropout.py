@@ -1,4 +1,4 @@
-"""Dropout: random zeroing in training mode, the identity in eval mode."""
+"""Dropout and the channel-wise Dropout1d/2d/3d: random zeroing in training mode, the identity in eval mode."""
 
 from . import functional as F
 from .module import Module
@@ -16,6 +16,8 @@ class Dropout(Module):
         tensor([1., 1., 1., 1., 1., 1., 1., 1.])
     """
 
+    _function = staticmethod(F.dropout)
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:
@@ -23,7 +25,41 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return self._function(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` inputs while training (``F.dropout1d``).
+
+        >>> agnostic.nn.Dropout1d(0.5).eval()(agnostic.ones(1, 2, 3)).sum()
+        tensor(6.)
+    """
+
+    _function = staticmethod(F.dropout1d)
+
+
+class Dropout2d(Dropout):
+    """Zero whole channels of ``(N, C, H, W)`` or ``(C, H, W)`` inputs while training (``F.dropout2d``).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.nn.Dropout2d(0.5)(agnostic.ones(1, 4, 2, 2)).sum(dim=(2, 3))
+        tensor([[8., 8., 0., 8.]])
+    """
+
+    _function = staticmethod(F.dropout2d)
+
+
+class Dropout3d(Dropout):
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs while training (``F.dropout3d``).
+
+        >>> agnostic.nn.Dropout3d(0.5).eval()(agnostic.ones(1, 2, 1, 1, 1)).sum()
+        tensor(2.)
+    """
+
+    _function = staticmethod(F.dropout3d)
+
+
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]

@@ -21,3 +21,6 @@ class Flatten(Module):
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+__all__ = ["Flatten"]

@@ -631,3 +631,6 @@ def _set_data(tensor, new):
     optimizers' references to parameters) intact."""
     if new is not tensor:
         tensor.data = new
+
+
+__all__ = ["Module"]

@@ -1,4 +1,5 @@
-"""BatchNorm1d/BatchNorm2d (running statistics, momentum, eval mode) and LayerNorm."""
+"""Normalization layers: BatchNorm1d/2d/3d (running statistics, momentum, eval mode), InstanceNorm1d/2d/3d,
+GroupNorm, LayerNorm and LocalResponseNorm."""
 
 from .. import _dtypes
 from ..ops import creation
@@ -116,6 +117,146 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) inputs, as ``torch.nn.BatchNorm3d``.
+
+        >>> norm = agnostic.nn.BatchNorm3d(2, affine=False).eval()
+        >>> norm(agnostic.full((1, 2, 1, 1, 2), 3.0)).flatten()
+        tensor([3.0000, 3.0000, 3.0000, 3.0000])
+    """
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _InstanceNorm(_BatchNorm):
+    """Shared InstanceNorm machinery: per-sample, per-channel statistics; optional affine parameters and running
+    statistics (both off by default), unbatched inputs accepted."""
+
+    _spatial = 0
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (self._spatial + 1, self._spatial + 2):
+            raise ValueError(f"expected {self._spatial + 1}D or {self._spatial + 2}D input (got {input.dim()}D "
+                             "input)")
+
+    def forward(self, input):
+        """Instance statistics in training or without running statistics, else the running ones."""
+        self._check_input_dim(input)
+        unbatched = input.dim() == self._spatial + 1
+        if unbatched:
+            input = input.unsqueeze(0)
+        if input.shape[1] != self.num_features and self.affine:
+            raise ValueError(f"expected input's size at dim=1 to match num_features ({self.num_features}), but got: "
+                             f"{input.shape[1]}.")
+        out = F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization over (N, C, L) or unbatched (C, L) inputs, as ``torch.nn.InstanceNorm1d``.
+
+        >>> agnostic.nn.InstanceNorm1d(2)(agnostic.tensor([[[1.0, 3.0], [0.0, 10.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+    """
+
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization over (N, C, H, W) or unbatched (C, H, W) inputs, as ``torch.nn.InstanceNorm2d``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> y = agnostic.nn.InstanceNorm2d(3, affine=True)(agnostic.randn(2, 3, 4, 4) * 3 + 1)
+        >>> y.mean(dim=(2, 3)).abs().max() < 1e-5
+        tensor(True)
+    """
+
+    _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization over (N, C, D, H, W) or unbatched (C, D, H, W) inputs, as
+    ``torch.nn.InstanceNorm3d``.
+
+        >>> agnostic.nn.InstanceNorm3d(1)(agnostic.tensor([1.0, 3.0]).reshape(1, 1, 2, 1, 1)).flatten()
+        tensor([-1.0000,  1.0000])
+    """
+
+    _spatial = 3
+
+
+class GroupNorm(Module):
+    """Group normalization: each sample's channels split into ``num_groups`` groups normalized together, then a
+    per-channel ``weight`` (ones) and ``bias`` (zeros), as ``torch.nn.GroupNorm``.
+
+        >>> norm = agnostic.nn.GroupNorm(2, 4)
+        >>> norm
+        GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+        >>> norm(agnostic.tensor([[1.0, 3.0, 0.0, 10.0]]))
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]], grad_fn=<...>)
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(creation.empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight ones, bias zeros."""
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class LocalResponseNorm(Module):
+    """Normalization across neighbouring channels, as ``torch.nn.LocalResponseNorm``.
+
+        >>> norm = agnostic.nn.LocalResponseNorm(2, alpha=1.0, beta=1.0)
+        >>> norm
+        LocalResponseNorm(2, alpha=1.0, beta=1.0, k=1.0)
+        >>> norm(agnostic.tensor([[1.0, 2.0]]).reshape(1, 2, 1)).flatten()
+        tensor([0.6667, 0.5714])
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
 class LayerNorm(Module):
     """Normalization over the trailing ``normalized_shape`` dimensions with elementwise ``weight`` (ones) and
     ``bias`` (zeros), as ``torch.nn.LayerNorm``.
@@ -155,3 +296,7 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
                 f"bias={self.bias is not None}")
+
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d", "LayerNorm", "LocalResponseNorm"]

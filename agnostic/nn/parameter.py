@@ -57,3 +57,5 @@ def _plain(tensor):
 def _rebuild_parameter(cls, data, requires_grad):
     return cls(data, requires_grad)
 
+
+__all__ = ["Parameter"]

@@ -9,7 +9,7 @@ after ``set_default_dtype``), never per call.
 
 import numpy
 
-from .. import _backend
+from .. import _autocast, _backend, _dtypes
 from .._backends.cpu_kernels import MIN_BYTES as _LARGE_BYTES
 from .._device import CPU
 from .._tensor import TensorBase, _check_broadcast_into, wrap
@@ -22,6 +22,7 @@ from .creation import as_tensor
 
 _INTEGER, _FLOATING = 1, 2  # dtype categories
 _SCALARS = frozenset((bool, int, float, complex))
+_HALF = (_dtypes.float16, _dtypes.bfloat16)
 _ndarray = numpy.ndarray
 _new_tensor = object.__new__
 
@@ -120,13 +121,15 @@ def _not_a_tensor(op, value):
     raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, got {type(value).__name__}")
 
 
-def _make_plan(op, operands):
+def _make_plan(op, operands, autocast=True):
     """The plan for operands of these kinds: ``plan(*operands, out)``."""
     if op.arity == 1 and not isinstance(operands[0], TensorBase):
         _not_a_tensor(op, operands[0])
     tensors = [x for x in operands if isinstance(x, TensorBase)]
     if not tensors:
         raise TypeError(f"{op.name}(): expected at least one Tensor argument, got two Python numbers")
+    if autocast and _autocast.casts_half_operands(op.name) and any(x.dtype in _HALF for x in tensors):
+        return _autocast_plan(op, _make_plan(op, operands, autocast=False))
     if any(isinstance(x, TensorBase.recording) for x in tensors):
         return _recording_plan(op)
     if all(type(x) is TensorBase.plain for x in tensors) and len({x.dtype for x in tensors}) == 1:
@@ -298,6 +301,17 @@ def _compute(op, operands, out):
 def _truth(array, device):
     with device.backend.activate():
         return array.astype(numpy.bool_)
+
+
+def _autocast_plan(op, plan):
+    """Half-precision operands of an op that autocast runs in float32 (``exp``, ``log``, ``pow``...): cast to
+    float32 inside such an autocast region, ``plan`` as usual outside (float32 operands never come here)."""
+    def autocast_plan(*operands_and_out):
+        operands = _autocast.float32_operands(op.name, operands_and_out[:-1])
+        if operands is None:
+            return plan(*operands_and_out)
+        return op.call(*operands, operands_and_out[-1])
+    return autocast_plan
 
 
 def _recording_plan(op):

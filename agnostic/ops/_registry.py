@@ -15,7 +15,7 @@ import inspect
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _autocast, _backend, _dtypes
 from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
@@ -26,7 +26,10 @@ from ._formulas import backward_rule, formulas_rule
 from ._plans import NOTHING_RECENT, binary_caller, forget, unary_caller
 from .creation import as_tensor
 
-OPS: dict = {}  # name -> declaration, every public op and alias
+OPS: dict = {}  # name -> declaration, every public op and alias of the ``agnostic`` namespace
+# Each public namespace's ops: ``agnostic``'s (OPS), and those of agnostic.linalg, agnostic.fft, agnostic.special...,
+# whose names may repeat agnostic's with other meanings (``agnostic.linalg.norm``, ``agnostic.fft.fft``).
+NAMESPACES: dict = {"agnostic": OPS}
 _DECLARED: list = []  # every declaration, internal ones too
 
 _FLOATING = 2  # the floating-point dtype category
@@ -155,7 +158,8 @@ _dtypes.on_default_dtype_change(_forget_plans)
 class Composite:
     """An op written as a Python function on tensors (``forward``), declared once.
 
-    ``agnostic.<name>`` is the forward with its own signature and docstring (not made when ``public`` is false), and
+    ``agnostic.<name>`` is the forward with its own signature and docstring (not made when ``public`` is false;
+    ``namespace`` names another public module, such as ``"agnostic.linalg"``, whose op it is instead), and
     ``Tensor.<name>`` the same function with ``self`` first (``method``: another function where the order differs,
     False for none; ``as_property``: a property, as ``T``). ``name`` is the op's name when it isn't the forward's.
     ``inplace`` makes ``Tensor.<name>_``: True for the result written into ``self``, or the in-place method itself
@@ -180,8 +184,9 @@ class Composite:
 
     def __init__(self, forward, *, gradients=None, shape_only=False, aliases=(), method=None, inplace=False,
                  name=None, node=None, is_view=False, public=True, as_property=False, operator=None,
-                 overwrites=False):
+                 overwrites=False, namespace="agnostic"):
         self.name = name or forward.__name__
+        self.namespace = namespace
         self.doc = forward.__doc__
         self.forward = forward
         self.signature = inspect.signature(forward)
@@ -196,9 +201,10 @@ class Composite:
         self.backward = formulas_rule(self, gradients, shape_only) if gradients else None
         # Whether an argument besides the first can need a gradient: else a plain first argument means no recording.
         self.routes = bool(gradients) and any(parameter != self.parameters[0] for parameter in gradients)
-        self.function = self._recording(_overwritten_copy(forward) if overwrites else forward) if gradients \
-            else forward
-        self.method, self.grad_method = self._methods(method, overwrites)
+        function = self._recording(_overwritten_copy(forward) if overwrites else forward) if gradients else forward
+        self.function = _autocast.autocasting(self.name, function)
+        self.method, self.grad_method = (_autocast.autocasting(self.name, m) if m else m
+                                         for m in self._methods(method, overwrites))
         if as_property:
             self.method = property(self.method, doc=self.doc)
             self.grad_method = self.grad_method and property(self.grad_method, doc=self.doc)
@@ -207,8 +213,9 @@ class Composite:
         self.operator = operator
         _DECLARED.append(self)
         if public:
+            ops = NAMESPACES.setdefault(namespace, {})
             for name_ in (self.name,) + aliases:
-                OPS[name_] = self
+                ops[name_] = self
 
     def __repr__(self):
         return f"<agnostic op {self.name}>"
@@ -253,7 +260,7 @@ class Composite:
                 return args[0] if args else kwargs[first]  # ``x.to(x.dtype)``: PyTorch returns self, recording nothing
             return tracking.record(node_name, self.backward, binding.values(args, kwargs), {}, output, is_view)
         function.__wrapped__ = self.forward
-        return _named(function, self.name, self.doc)
+        return _named(function, self.name, self.doc, self.namespace)
 
     def _inplace(self):
         name = self.name + "_"
@@ -462,9 +469,9 @@ _UNARY_OPERATOR = inspect.signature(lambda self: None)
 _BINARY_OPERATOR = inspect.signature(lambda self, other: None)
 
 
-def _named(function, name, doc):
+def _named(function, name, doc, module="agnostic"):
     function.__name__ = function.__qualname__ = name
-    function.__module__ = "agnostic"
+    function.__module__ = module
     function.__doc__ = doc
     return function
 
@@ -509,8 +516,10 @@ def declared_methods(name, module, recording=False):
 
 def public_names(namespace):
     """The names a module's ``namespace`` binds to public ops' functions (declared there or imported), sorted: the
-    ``__all__`` of each ops module, so that ``from agnostic.ops.<module> import *`` gives ``agnostic`` its ops."""
-    return sorted(name for name, value in namespace.items() if name in OPS and OPS[name].function is value)
+    ``__all__`` of each ops module, so that ``from agnostic.ops.<module> import *`` gives ``agnostic`` its ops, and of
+    the modules with ops of their own (``agnostic.linalg``: see ``Composite``'s ``namespace``)."""
+    ops = NAMESPACES.get(namespace["__name__"], OPS)  # the agnostic.ops modules declare agnostic's own
+    return sorted(name for name, value in namespace.items() if name in ops and ops[name].function is value)
 
 
 _declare_tensor_class_methods()

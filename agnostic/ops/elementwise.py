@@ -7,19 +7,21 @@ too when a graph of the gradient is built (``create_graph=True``).
 
 import functools
 import math
+from collections import namedtuple
 
 import numpy
 
 from .. import _dtypes
 from .._backends import cpu_kernels, cpu_ops, cuda_ops
 from .._tensor import TensorBase, _check_writable, _normalize_dim
+from ..autograd import tracking
 from ..autograd.grad_mode import is_grad_enabled
 from . import _division, _relu_gradient
 from ._dispatch import (
     Result, as_operand, broadcasting, check_same_device, finish, operand_array, refuse, result_dtype, write_result,
 )
 from .indexing import nonzero
-from ._registry import Elementwise, composite, public_names
+from ._registry import _DECLARED, Elementwise, composite, public_names
 
 _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 SAME, FLOAT, BOOL, LOGICAL = Result.SAME, Result.FLOAT, Result.BOOL, Result.LOGICAL
@@ -325,10 +327,11 @@ The angle of the point ``(other, input)``, in radians, quadrant-aware (``torch.a
     >>> agnostic.atan2(agnostic.tensor([1.0]), agnostic.tensor([1.0]))
     tensor([0.7854])
 """)
-hypot = _binary("hypot", FLOAT, "hypot", check=no_complex, gradients={
+hypot = _binary("hypot", FLOAT, "hypot", check=floating_only, gradients={
     "input": lambda grad, input, result: grad * input / result,
     "other": lambda grad, other, result: grad * other / result}, doc="""\
-``sqrt(input ** 2 + other ** 2)`` without overflow in the squares (``torch.hypot``).
+``sqrt(input ** 2 + other ** 2)`` without overflow in the squares (``torch.hypot``); floating operands only,
+as in PyTorch.
 
     >>> agnostic.hypot(agnostic.tensor([3.0]), agnostic.tensor([4.0]))
     tensor([5.])
@@ -386,12 +389,13 @@ div = divide = true_divide = composite(aliases=("divide", "true_divide"), inplac
 def _unary(name, result, implementation, example, **declaration):
     values, expected = example
     torch_name = declaration.pop("torch_name", name)
+    module = declaration.pop("module", "agnostic")  # the public namespace, for ops of agnostic.special
     aliases = declaration.get("aliases", ())
     summary = declaration.pop("summary")
     doc = f"""\
 {summary} (``torch.{torch_name}``{''.join(', alias ``' + a + '``' for a in aliases)}).
 
-    >>> agnostic.{name}(agnostic.tensor({values}))
+    >>> {module}.{name}(agnostic.tensor({values}))
     tensor({expected})
 """
     return Elementwise(name, 1, result, implementation, doc=doc, **declaration).function
@@ -559,11 +563,14 @@ clip = clamp
     "end": lambda grad, weight: grad * weight,
     "weight": lambda grad, input, end: grad * (end - input)})
 def lerp(input, end, weight):
-    """``input + weight * (end - input)``.
+    """``input + weight * (end - input)``; floating (or complex) tensors only, as in PyTorch.
 
         >>> agnostic.lerp(agnostic.tensor([0.0]), agnostic.tensor([10.0]), 0.25)
         tensor([2.5000])
     """
+    dtype = result_dtype(input, end)
+    if dtype.category < _FLOATING:
+        raise NotImplementedError(f'"lerp" is not implemented for {dtype}; convert the tensors with .float()')
     return add(input, mul(sub(end, input), weight))
 
 
@@ -633,6 +640,419 @@ def _shifted_for_softmax(input, dim, dtype):
         if compute.ndim == 0 or compute.size == 0:
             return compute - compute, xp
         return compute - compute.max(axis=_axis(compute, dim), keepdims=True), xp
+
+
+# ----- special functions ------------------------------------------------------------------------------------------
+# Computed by SciPy's scipy.special on the CPU and by its CuPy namesake (cupyx.scipy.special) on CUDA, through each
+# backend's ``ops.special_function``; where those libraries' values differ from PyTorch's, ``adjust`` gives PyTorch's.
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_LOG_PI = math.log(math.pi)
+
+
+def _each_backends_own(xp, *arrays):
+    raise NotImplementedError("special functions are computed by each backend's own library (backend.ops)")
+
+
+def _library(name, adjust=None):
+    """The implementations of an op computed by ``scipy.special.<name>`` on the CPU and ``cupyx.scipy.special``'s
+    namesake on CUDA."""
+    return {"cpu_implementation": cpu_ops.special_function(name, adjust),
+            "cuda_implementation": cuda_ops.special_function(name, adjust)}
+
+
+def _infinite_at_minus_infinity(xp, result, x):
+    """SciPy's gammaln(-inf) is -inf; PyTorch's lgamma(-inf) is +inf (log |Gamma| grows without bound there)."""
+    return xp.where(x == -numpy.inf, numpy.inf, result)
+
+
+def _nan_at_infinity(xp, result, x):
+    """PyTorch's i0(+-inf) is NaN (its series divides inf by inf); CuPy's is inf."""
+    return xp.where(xp.isinf(x), numpy.nan, result)
+
+
+def _nan_where_other_is_nan(xp, result, input, other):
+    """xlogy and xlog1py are NaN where ``other`` is, even where ``input`` is 0 (SciPy's are; CuPy's give 0)."""
+    return xp.where(xp.isnan(other), numpy.nan, result)
+
+
+def _special(name, library_name, example, summary, derivative=None, adjust=None, **declaration):
+    """A one-operand special function: integers and bools give the default float dtype, complex is refused."""
+    return _unary(name, FLOAT, _each_backends_own, example, check=no_complex, derivative=derivative, summary=summary,
+                  **{**_library(library_name, adjust), **declaration})
+
+
+def _special_only(name, example, summary, derivative=None, library_name=None):
+    """An op of ``agnostic.special`` alone (``torch.special.<name>``): declared here, unlisted in ``agnostic``, and
+    made public by ``agnostic.special``; returns its declaration."""
+    function = _special(name, library_name or name, example, summary, derivative, module="agnostic.special",
+                        torch_name="special." + name, public=False)
+    return _declaration_of(function)
+
+
+def _declaration_of(function):
+    return next(op for op in reversed(_DECLARED) if op.function is function)
+
+
+def _not_implemented(name, parameter):
+    """A gradient formula for an argument PyTorch doesn't differentiate: the backward pass refuses it."""
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '{name}: {parameter}' is not implemented.")
+    return formula
+
+
+def _tiny_replaced(x):
+    """``x`` where ``|x|`` exceeds machine epsilon, else epsilon: a divisor safe at zero (PyTorch's i1 backward)."""
+    epsilon = _dtypes.finfo(x.dtype).eps
+    return where(x.abs() > epsilon, x, epsilon)
+
+
+def _i1_derivative(input, result):
+    safe = _tiny_replaced(input)
+    return where(input.abs() > _dtypes.finfo(input.dtype).eps, i0(safe) - result / safe, 0.5)
+
+
+def _i1e_derivative(input, result):
+    safe = _tiny_replaced(input)
+    return where(input.abs() > _dtypes.finfo(input.dtype).eps,
+                 SPECIAL["i0e"].function(safe) - result * (safe.sign() + safe.reciprocal()), 0.5)
+
+
+def _sinc_derivative(input):
+    """``(cos(pi x) pi x - sin(pi x)) / (pi x^2)``, 0 at 0."""
+    angle = input * math.pi
+    return where(input == 0, 0.0, (angle * angle.cos() - angle.sin()) / (angle * input))
+
+
+def _sinc(xp, x):
+    """``sin(pi x) / (pi x)``, 1 at 0, as PyTorch computes it (half precisions in float32)."""
+    compute = x.astype(numpy.float32) if x.dtype.itemsize == 2 and x.dtype.kind in "fV" else x
+    angle = compute * compute.dtype.type(math.pi)
+    with numpy.errstate(all="ignore"):
+        return xp.where(compute == 0, compute.dtype.type(1), xp.sin(angle) / angle).astype(x.dtype, copy=False)
+
+
+digamma = _special("digamma", "psi", ("[1.0, 0.5]", "[-0.5772, -1.9635]"),
+                   "The logarithmic derivative of the gamma function; -inf at 0 (+inf at -0.0), NaN at the "
+                   "negative integers", lambda input: polygamma(1, input))
+lgamma = _special("lgamma", "gammaln", ("[0.5, 3.0]", "[0.5724, 0.6931]"),
+                  "The natural logarithm of the absolute value of the gamma function; +inf at 0, the negative "
+                  "integers and -inf", lambda input: digamma(input), adjust=_infinite_at_minus_infinity)
+erf = _special("erf", "erf", ("[0.0, 0.5, -2.0]", "[ 0.0000,  0.5205, -0.9953]"), "The error function",
+               lambda input: (-input * input).exp() * (2.0 / _SQRT_PI),
+               cpu_implementation=cpu_ops.erf)  # fdlibm's, to 1 ulp (``_backends.special``)
+erfc = _special("erfc", "erfc", ("[0.0, 1.0]", "[1.0000, 0.1573]"), "The complementary error function ``1 - erf``",
+                lambda input: (-input * input).exp() * (-2.0 / _SQRT_PI))
+erfinv = _special("erfinv", "erfinv", ("[0.0, 0.5]", "[0.0000, 0.4769]"),
+                  "The inverse error function: +-inf at +-1, NaN outside [-1, 1]",
+                  lambda result: (result * result).exp() * (0.5 * _SQRT_PI))
+i0 = _special("i0", "i0", ("[0.0, 1.0]", "[1.0000, 1.2661]"),
+              "The modified Bessel function of the first kind, order 0", lambda input: SPECIAL["i1"].function(input),
+              adjust=_nan_at_infinity)
+sinc = _unary("sinc", FLOAT, _sinc, ("[0.0, 0.5]", "[1.0000, 0.6366]"), derivative=_sinc_derivative,
+              summary="The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0")
+signbit = _unary("signbit", BOOL, "signbit", ("[-0.0, 0.0, -1.5]", "[ True, False,  True]"), check=no_complex,
+                 summary="True where the sign bit is set (negative numbers and -0.0)")
+
+# torch.special's own functions, which agnostic.special makes public (``SPECIAL``: by name).
+SPECIAL: dict = {op.name: op for op in (
+    _special_only("erfcx", ("[0.0, 2.0]", "[1.0000, 0.2554]"), "The scaled complementary error function "
+                  "``exp(x ** 2) * erfc(x)``", lambda input, result: 2 * input * result - 2.0 / _SQRT_PI),
+    _special_only("i0e", ("[0.0, 1.0]", "[1.0000, 0.4658]"), "The exponentially scaled modified Bessel function "
+                  "of order 0, ``exp(-|x|) * i0(x)``",
+                  lambda input, result: SPECIAL["i1e"].function(input) - input.sign() * result),
+    _special_only("i1", ("[0.0, 1.0]", "[0.0000, 0.5652]"), "The modified Bessel function of the first kind, "
+                  "order 1", _i1_derivative),
+    _special_only("i1e", ("[0.0, 1.0]", "[0.0000, 0.2079]"), "The exponentially scaled modified Bessel function "
+                  "of order 1, ``exp(-|x|) * i1(x)``", _i1e_derivative),
+    _special_only("ndtr", ("[0.0, 1.0]", "[0.5000, 0.8413]"), "The standard normal distribution function",
+                  lambda input: (input * input * -0.5).exp() / _SQRT_2PI),
+    _special_only("ndtri", ("[0.5, 0.975]", "[0.0000, 1.9600]"), "The inverse of ``ndtr``: the standard normal "
+                  "quantile", lambda result: (result * result * 0.5).exp() * _SQRT_2PI),
+    _special_only("log_ndtr", ("[0.0, -10.0]", "[ -0.6931, -53.2313]"), "The logarithm of the standard normal "
+                  "distribution function, accurate in the lower tail",
+                  lambda input, result: (-(result + input * input * 0.5)).exp() / _SQRT_2PI),
+    _special_only("entr", ("[0.5, 0.0, -1.0]", "[0.3466, 0.0000,   -inf]"), "The entropy term ``-x * log(x)``: 0 at "
+                  "0, -inf for negative x", lambda input: -(input.log() + 1)),
+)}
+
+
+def _special_binary(name, library_name, summary, example, gradients, public=True, torch_name=None, check=no_complex,
+                    adjust=None):
+    """A two-operand special function (tensors or Python numbers); integers and bools give the default float dtype
+    unless ``check`` refuses them."""
+    module = "agnostic" if public else "agnostic.special"
+    doc = f"""\\
+{summary} (``torch.{torch_name or name}``).
+
+    >>> {module}.{name}({example[0]})
+    {example[1]}
+"""
+    return Elementwise(name, 2, FLOAT, _each_backends_own, check=check, gradients=gradients, public=public,
+                       doc=doc, **_library(library_name, adjust))
+
+
+def _log_x_gradient(name, shifted):
+    """The gradient of ``x * log(y + shifted)`` for x: ``grad * log(y + shifted)``, 0 where ``x == 0`` and
+    ``y + shifted <= 0`` (PyTorch's derivative of xlogy and xlog1py; ``y`` may be a Python number)."""
+    def formula(grad, input, other):
+        return where((input == 0) & (other + shifted <= 0), 0.0, _LOG_X_OPS[name].function(grad, other))
+    return formula
+
+
+def _incomplete_gamma_gradient(sign):
+    """d/dx of the regularized incomplete gamma functions P(a, x) (``sign`` 1) and Q(a, x) (-1):
+    ``x ** (a - 1) * exp(-x) / Gamma(a)``."""
+    def formula(grad, input, other):
+        log_gamma = lgamma(input) if isinstance(input, TensorBase) else math.lgamma(input)
+        return grad * ((input - 1) * other.log() - other - log_gamma).exp() * sign
+    return formula
+
+
+_xlogy = _special_binary("xlogy", "xlogy", "``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is "
+                         "NaN); either operand may be a Python number",
+                         ("agnostic.tensor([0.0, 2.0]), 0.0", "tensor([0., -inf])"),
+                         {"input": _log_x_gradient("xlogy", 0),
+                          "other": lambda grad, input, other: grad * input / other}, adjust=_nan_where_other_is_nan)
+xlogy = _xlogy.function
+igamma = _special_binary("igamma", "gammainc", "The regularized lower incomplete gamma function ``P(input, other)``"
+                         "; floating operands only, as in PyTorch",
+                         ("agnostic.tensor([1.0, 2.0]), agnostic.tensor([1.0, 1.0])", "tensor([0.6321, 0.2642])"),
+                         {"input": _not_implemented("igamma", "input"), "other": _incomplete_gamma_gradient(1)},
+                         check=floating_only).function
+igammac = _special_binary("igammac", "gammaincc", "The regularized upper incomplete gamma function "
+                          "``Q(input, other) = 1 - P(input, other)``",
+                          ("agnostic.tensor([1.0, 2.0]), agnostic.tensor([1.0, 1.0])", "tensor([0.3679, 0.7358])"),
+                          {"input": _not_implemented("igammac", "input"), "other": _incomplete_gamma_gradient(-1)},
+                          check=floating_only).function
+_xlog1py = _special_binary("xlog1py", "xlog1py", "``input * log1p(other)``, 0 where ``input`` is 0 (unless "
+                           "``other`` is NaN); either operand may be a Python number",
+                           ("agnostic.tensor([0.0, 2.0]), -1.0", "tensor([0., -inf])"),
+                           {"input": _log_x_gradient("xlog1py", 1),
+                            "other": lambda grad, input, other: grad * input / (other + 1)},
+                           public=False, torch_name="special.xlog1py", adjust=_nan_where_other_is_nan)
+_zeta: Elementwise = _special_binary("zeta", "zeta", "The Hurwitz zeta function ``sum over k >= 0 of (k + other) ** -input``",
+                        ("agnostic.tensor([2.0, 3.0]), 1.0", "tensor([1.6449, 1.2021])"),
+                        {"input": _not_implemented("zeta", "input"),
+                         "other": lambda grad, input, other: grad * -input * _zeta.function(input + 1.0, other)},
+                        public=False, torch_name="special.zeta")
+_LOG_X_OPS = {"xlogy": _xlogy, "xlog1py": _xlog1py}
+SPECIAL.update(xlog1py=_xlog1py, zeta=_zeta)
+
+
+def _floating_result(name, input):
+    """The dtype of a special function's result: the input's if floating, else the default float dtype."""
+    dtype = input.dtype
+    if dtype.is_complex:
+        raise NotImplementedError(f'"{name}" is not implemented for complex tensors ({dtype})')
+    return dtype if dtype.is_floating_point else _dtypes.get_default_dtype()
+
+
+_polygamma_of = Elementwise("polygamma", 2, FLOAT, _each_backends_own, check=no_complex, public=False,
+                            doc="``polygamma(n, input)`` of a number ``n`` and a tensor (see ``polygamma``).",
+                            **_library("polygamma"))
+
+
+def _polygamma_method(self, n):
+    """``polygamma(n, self)``: the ``n``-th derivative of the digamma function.
+
+        >>> agnostic.tensor([1.0]).polygamma(1)
+        tensor([1.6449])
+    """
+    return polygamma(n, self)
+
+
+def _write_polygamma(self, n):
+    _check_writable(self)
+    return write_result(self, polygamma(n, self), "polygamma_")
+
+
+def polygamma_(self, n):
+    """In-place :func:`polygamma` (``self = polygamma(n, self)``); integer tensors are refused (the result is
+    floating).
+
+        >>> x = agnostic.tensor([1.0, 2.0])
+        >>> x.polygamma_(1)
+        tensor([1.6449, 0.6449])
+    """
+    return _polygamma_in_place(self, n)
+
+
+_polygamma_in_place = tracking.differentiable_inplace("polygamma_", _write_polygamma,
+                                                      lambda self, n: polygamma(n, self))
+
+
+@composite(method=_polygamma_method, inplace=polygamma_,
+           gradients={"input": lambda grad, n, input: grad * polygamma(n + 1, input)})
+def polygamma(n, input, *, out=None):
+    """The ``n``-th derivative of the digamma function (``torch.polygamma``): ``polygamma(0, x)`` is ``digamma(x)``,
+    ``polygamma(1, x)`` the trigamma function. Integer inputs give the default float dtype.
+
+        >>> agnostic.polygamma(1, agnostic.tensor([1.0, 0.5]))
+        tensor([1.6449, 4.9348])
+    """
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if n == 0:
+        return digamma(input, out=out)
+    return _polygamma_of.function(n, input, out=out)
+
+
+def _logit_gradient(grad, input, eps):
+    """``grad / (x (1 - x))``; NaN outside [0, 1] without ``eps``, 0 outside [eps, 1 - eps] with it (PyTorch's)."""
+    x = input if input.dtype is grad.dtype else input.to(grad.dtype)
+    derivative = grad / (x * (1 - x))
+    if eps is None:
+        return where((x < 0) | (x > 1), math.nan, derivative)
+    return where((x < eps) | (x > 1 - eps), 0.0, derivative)
+
+
+@composite(inplace=True, gradients={"input": _logit_gradient})
+def logit(input, eps=None, *, out=None):
+    """``log(x / (1 - x))``, the inverse of the sigmoid (``torch.logit``); with ``eps``, ``x`` is first clamped to
+    ``[eps, 1 - eps]``. Integer inputs give the default float dtype.
+
+        >>> agnostic.logit(agnostic.tensor([0.25, 0.5, 1.0]))
+        tensor([-1.0986,  0.0000,     inf])
+        >>> agnostic.logit(agnostic.tensor([0.0, 1.0]), eps=0.1)
+        tensor([-2.1972,  2.1972])
+    """
+    dtype = _floating_result("logit", input)
+    x = input if input.dtype is dtype else input.to(dtype)
+    if eps is not None:
+        x = clamp(x, eps, 1 - eps)
+    with numpy.errstate(all="ignore"):
+        result = log(x / (1 - x))
+    return result if out is None else write_result(out, result, "logit")
+
+
+class frexp_result(namedtuple("frexp", ["mantissa", "exponent"])):
+    """``frexp``'s (mantissa, exponent) named tuple, printed as PyTorch's ``torch.return_types.frexp``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"agnostic.return_types.frexp(\nmantissa={self.mantissa!r},\nexponent={self.exponent!r})"
+
+
+@composite(gradients={"input": lambda grad, input: grad / frexp(input).exponent.exp2()})
+def frexp(input, *, out=None):
+    """Split ``input`` into a mantissa in ``(-1, 1)`` and an int32 exponent, ``input = mantissa * 2 ** exponent``
+    (``torch.frexp``; 0, inf and NaN keep their value with exponent 0). Floating tensors only.
+
+        >>> agnostic.frexp(agnostic.tensor([8.0, -3.5])).mantissa
+        tensor([ 0.5000, -0.8750])
+        >>> agnostic.frexp(agnostic.tensor([8.0, -3.5])).exponent
+        tensor([4, 2], dtype=agnostic.int32)
+    """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.frexp() only supports floating-point dtypes, got {input.dtype}; "
+                           "convert the tensor with .float()")
+    device = input._device
+    backend = device.backend
+    array = input._data
+    if array.dtype.kind == "V":  # bfloat16, which NumPy's frexp doesn't take: exact in float32
+        array = backend.run(array.astype, numpy.float32)
+    mantissa, exponent = backend.run(backend.xp.frexp, array)
+    result = frexp_result(finish(mantissa, input.dtype, device), finish(exponent, _dtypes.int32, device))
+    if out is None:
+        return result
+    return frexp_result(write_result(out[0], result.mantissa, "frexp"), write_result(out[1], result.exponent, "frexp"))
+
+
+@composite(inplace=True)
+def ldexp(input, other, *, out=None):
+    """``input * 2 ** other`` (``torch.ldexp``): integer operands give the default float dtype.
+
+        >>> agnostic.ldexp(agnostic.tensor([1.0, 3.0]), agnostic.tensor([2, -1]))
+        tensor([4.0000, 1.5000])
+    """
+    return mul(input, exp2(other), out=out)
+
+
+@composite(inplace=True)
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension ``p`` (``torch.mvlgamma``, ``torch.special.multigammaln``):
+    ``p (p - 1) / 4 log(pi) + sum of lgamma(input - j / 2) for j in 0..p-1``.
+
+        >>> agnostic.mvlgamma(agnostic.tensor([2.5, 3.0]), 2)
+        tensor([0.8570, 1.5502])
+    """
+    if not isinstance(p, int) or p < 1:
+        raise RuntimeError(f"mvlgamma(): p has to be greater than or equal to 1, got {p}")
+    if input.dtype is _dtypes.bool:
+        raise RuntimeError("mvlgamma(): the input tensor may not be a boolean tensor; convert it with .float()")
+    dtype = _floating_result("mvlgamma", input)
+    x = input if input.dtype is dtype else input.to(dtype)
+    result = lgamma(x)
+    for j in range(1, p):
+        result = result + lgamma(x - j / 2)
+    result = result + p * (p - 1) / 4 * _LOG_PI
+    return result if out is None else write_result(out, result, "mvlgamma")
+
+
+def _heaviside_arrays(xp):
+    def step(x, values):
+        return xp.where(x == 0, values, x > 0).astype(x.dtype, copy=False)
+    return step
+
+
+@composite(inplace=True, gradients={"input": _not_implemented("heaviside", "input"),
+                                    "values": _not_implemented("heaviside", "values")})
+def heaviside(input, values, *, out=None):
+    """The Heaviside step function (``torch.heaviside``): 0 where ``input < 0``, ``values`` where ``input == 0``, 1
+    where ``input > 0`` (NaN gives 0, as in PyTorch); both tensors must have one dtype.
+
+        >>> agnostic.heaviside(agnostic.tensor([-1.5, 0.0, 2.0]), agnostic.tensor([0.5]))
+        tensor([0.0000, 0.5000, 1.0000])
+    """
+    if not isinstance(values, TensorBase):
+        raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if input.dtype is not values.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes ({input.dtype} and "
+                           f"{values.dtype}); convert values with values.to(input.dtype)")
+    if input.dtype.is_complex:
+        raise NotImplementedError("heaviside is not yet implemented for complex tensors.")
+    device = check_same_device(input, values)
+    backend = device.backend
+    result = finish(backend.run(broadcasting, _heaviside_arrays(backend.xp), (input._data, values._data)),
+                    input.dtype, device)
+    return result if out is None else write_result(out, result, "heaviside")
+
+
+# ----- complex conjugation ----------------------------------------------------------------------------------------
+@composite(aliases=("conj_physical",), gradients={"input": lambda grad: conj(grad)})
+def conj(input):
+    """The complex conjugate; a real tensor is returned as it is, as in PyTorch (which conjugates lazily, where
+    agnostic copies; ``conj_physical`` is the same op).
+
+        >>> agnostic.tensor([1 + 2j, 3 - 1j]).conj()
+        tensor([1.-2.j, 3.+1.j])
+        >>> agnostic.tensor([1.0, 2.0]).conj()
+        tensor([1., 2.])
+    """
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"conj(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if not input.dtype.is_complex:
+        return input
+    backend = input._device.backend
+    return finish(backend.run(backend.xp.conj, input._data), input.dtype, input._device)
+
+
+@composite(aliases=("resolve_neg",), gradients={"input": lambda grad: grad})
+def resolve_conj(input):
+    """``input`` itself: agnostic conjugates and negates eagerly, so there is no conjugate or negative bit to
+    resolve (PyTorch's ``resolve_conj`` and ``resolve_neg`` copy only when the bit is set).
+
+        >>> agnostic.tensor([1 + 1j]).conj().resolve_conj()
+        tensor([1.-1.j])
+    """
+    return input
+
+
+conj_physical, resolve_neg = conj, resolve_conj
 
 
 __all__ = public_names(globals())

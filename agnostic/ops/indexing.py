@@ -16,7 +16,7 @@ from .._tensor import TensorBase, _check_broadcast_into, _check_writable, _norma
 from ..autograd.derivatives import passes_through
 from ._dispatch import check_same_device, finish, keep_negative_zero, operand_array
 from ._registry import composite, in_place_of, public_names, tensor_method
-from .creation import tensor as make_tensor, zeros, zeros_like
+from .creation import ones_like, tensor as make_tensor, zeros, zeros_like
 from .shape import broadcast_shapes
 
 _INTEGER_KINDS = "iu"
@@ -411,8 +411,20 @@ def nonzero(input, *, as_tuple=False):
         found = xp.nonzero(array)
         if as_tuple:
             return tuple(finish(a, _dtypes.int64, input._device) for a in found)
-        stacked = xp.stack(found, axis=1) if found else xp.zeros((0, 0), numpy.int64)
+        stacked = xp.stack(found, axis=1)
+        if input._data.ndim == 0:  # one row per nonzero (0 or 1), of no coordinates
+            stacked = stacked[:, :0]
     return finish(stacked, _dtypes.int64, input._device)
+
+
+@composite()
+def argwhere(input):
+    """The indices of the nonzero elements, one row each: ``nonzero(input)``.
+
+        >>> agnostic.tensor([[0, 1], [2, 0]]).argwhere().tolist()
+        [[0, 1], [1, 0]]
+    """
+    return nonzero(input)
 
 
 @composite(shape_only=True, gradients={"input": lambda grad, input, index: _accumulated_at(
@@ -465,6 +477,394 @@ def index_add_(self, dim, index, source, *, alpha=1):
         positions = (slice(None),) * axis + (index._data.reshape(-1),)
         self._device.backend.scatter_add(self._data, positions, values)
     return self
+
+
+# ----- scatter_reduce -----------------------------------------------------------------------------------------------
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _region(tensor, shape):
+    """``tensor``'s leading block of ``shape`` (the part of ``src`` that an index of that shape reads)."""
+    if tuple(tensor.shape) == tuple(shape):
+        return tensor
+    return tensor[tuple(slice(0, size) for size in shape)]
+
+
+def _padded_to(gradient, like):
+    """A gradient of ``like``'s leading block, with zeros for the rest of ``like``."""
+    if tuple(gradient.shape) == tuple(like.shape):
+        return gradient
+    padded = zeros_like(like, dtype=gradient.dtype)
+    padded[tuple(slice(0, size) for size in gradient.shape)] = gradient
+    return padded
+
+
+def _scatter_reduce_gradients(grad, input, dim, index, src, reduce, include_self, result):
+    """(input's, src's) gradients of ``scatter_reduce``, as PyTorch's ``scatter_reduce_backward``: prod handles zeros
+    by recomputing without them; amax/amin share the gradient evenly among the elements equal to the result."""
+    if input.ndim == 0:
+        flat = _scatter_reduce_gradients(grad.reshape(1), input.reshape(1), 0, index.reshape(-1), src.reshape(-1),
+                                         reduce, include_self, result.reshape(1))
+        return flat[0].reshape(()), flat[1].reshape(src.shape)
+    dim %= input.ndim
+    part = _region(src, index.shape)
+    if reduce == "sum":
+        grad_input, grad_src = grad, grad.gather(dim, index)
+    elif reduce == "mean":
+        counts = (ones_like(grad) if include_self else zeros_like(grad)).scatter_add(
+            dim, index, ones_like(part, dtype=grad.dtype))
+        counts = counts.masked_fill(counts == 0, 1)
+        grad_input = grad / counts
+        grad_src = grad_input.gather(dim, index)
+    elif reduce == "prod":
+        masked_input = input.masked_fill(input == 0, 1)
+        masked_result = masked_input.scatter_reduce(dim, index, part, "prod", include_self=include_self)
+        grad_input = grad * masked_result / masked_input
+        src_zero = part == 0
+        zeros_there = zeros_like(grad).scatter_add(dim, index, src_zero.to(grad.dtype)).gather(dim, index)
+        single_zero = src_zero & (zeros_there == 1)
+        # Where src holds its group's only zero, result / src would be 0 / 0: the product of the others instead.
+        masked_src_result = input.scatter_reduce(dim, index, part.masked_fill(single_zero, 1), "prod",
+                                                 include_self=include_self)
+        grad_src = (grad * masked_src_result).gather(dim, index).where(
+            single_zero, (grad * result).gather(dim, index) / part.masked_fill(src_zero, 1))
+    else:
+        value = result.gather(dim, index)
+        input_is_result = (input == result).to(grad.dtype)
+        src_is_result = (part == value).to(grad.dtype)
+        shares = grad / input_is_result.scatter_add(dim, index, src_is_result)
+        grad_input = input_is_result * shares
+        grad_src = src_is_result * shares.gather(dim, index)
+    if not include_self:
+        grad_input = grad_input.scatter(dim, index, 0.0)
+    return grad_input, _padded_to(grad_src, src)
+
+
+@composite(gradients={
+    "input": lambda grad, input, dim, index, src, reduce, include_self, result: _scatter_reduce_gradients(
+        grad, input, dim, index, src, reduce, include_self, result)[0],
+    "src": lambda grad, input, dim, index, src, reduce, include_self, result: _scatter_reduce_gradients(
+        grad, input, dim, index, src, reduce, include_self, result)[1]})
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """A copy of ``input`` with the ``src`` values at ``index`` along ``dim`` reduced into it: ``reduce`` is "sum",
+    "prod", "mean", "amax" or "amin"; without ``include_self`` the written positions' own values are left out.
+    Integer means round down, as PyTorch's.
+
+        >>> agnostic.ones(2).scatter_reduce(0, agnostic.tensor([0, 0]), agnostic.tensor([5., 3.]), "amax")
+        tensor([5., 1.])
+    """
+    return scatter_reduce_(input.clone(), dim, index, src, reduce, include_self=include_self)
+
+
+def _lowest(dtype):
+    if dtype.kind == "f":
+        return -numpy.inf
+    return False if dtype.kind == "b" else numpy.iinfo(dtype).min
+
+
+def _highest(dtype):
+    if dtype.kind == "f":
+        return numpy.inf
+    return True if dtype.kind == "b" else numpy.iinfo(dtype).max
+
+
+# What a written position starts from without include_self: the reduction's identity.
+_STARTS = {"sum": lambda dtype: 0, "mean": lambda dtype: 0, "prod": lambda dtype: 1, "amax": _lowest, "amin": _highest}
+
+
+@in_place_of(scatter_reduce)
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In-place ``scatter_reduce``: ``self[index[i][j]][j]`` reduced with ``src[i][j]`` for ``dim=0``.
+
+        >>> agnostic.zeros(2).scatter_reduce_(0, agnostic.tensor([1, 1]), agnostic.tensor([2., 4.]), "mean")
+        tensor([0., 2.])
+    """
+    _check_writable(self)
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    dim = _check_index_tensor("scatter_reduce", self, dim, index)
+    if not isinstance(src, TensorBase):
+        raise TypeError(f"scatter_reduce(): argument 'src' must be a Tensor, got {type(src).__name__}")
+    check_same_device(self, src)
+    if src.dtype is not self.dtype:
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({self.dtype} vs {src.dtype}); "
+                           "convert src with .to(self.dtype)")
+    if src._data.ndim != index._data.ndim or any(
+            size > limit for size, limit in zip(index._data.shape, src._data.shape)):
+        raise RuntimeError(f"scatter_reduce(): Expected index {list(index.shape)} to be smaller than src "
+                           f"{list(src.shape)} in every dimension")
+    device = self._device
+    xp = device.backend.xp
+    target, indices = self._data, index._data
+    if target.ndim == 0:
+        target, indices = target.reshape(1), indices.reshape(-1)
+    values = src._data.reshape(indices.shape) if src._data.ndim == 0 else _region(src, indices.shape)._data
+    with device.backend.activate():
+        positions = _along_dim_index(xp, indices, dim)
+        if not include_self:
+            target[positions] = _STARTS[reduce](target.dtype)
+        if reduce in ("sum", "mean"):
+            device.backend.scatter_add(target, positions, values)
+        elif reduce == "prod":
+            device.backend.scatter_multiply(target, positions, values)
+        elif reduce == "amax":
+            device.backend.ops.scatter_maximum(target, positions, values)
+        else:
+            device.backend.ops.scatter_minimum(target, positions, values)
+        if reduce == "mean":
+            # int32 counts: exact, and a dtype every backend's atomic add takes.
+            counts = xp.full(target.shape, 1 if include_self else 0, dtype=numpy.int32)
+            device.backend.scatter_add(counts, positions, xp.ones(values.shape, dtype=numpy.int32))
+            counts[counts == 0] = 1
+            counts = counts.astype(target.dtype)  # PyTorch counts in self's dtype
+            if target.dtype.kind in "fc":
+                xp.divide(target, counts, out=target)
+            else:
+                xp.floor_divide(target, counts, out=target)
+    return self
+
+
+# ----- index_copy, index_fill, index_put, masked_scatter, take_along_dim -------------------------------------------
+def _check_dim_index(name, input, dim, index, negative=True):
+    """The axis ``dim`` names and the 0-D/1-D int64 ``index`` along it as a 1-D array, bounds checked (``negative``:
+    whether indices from the end are allowed)."""
+    if not isinstance(index, TensorBase):
+        raise TypeError(f"{name}(): index must be a Tensor, got {type(index).__name__}")
+    check_same_device(input, index)
+    if index.dtype is not _dtypes.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {index.dtype}; convert it with "
+                           ".long()")
+    if index._data.ndim > 1:
+        raise IndexError(f"{name}(): Index should have dimension 1 or 0 (got {index._data.ndim})")
+    ndim = input._data.ndim
+    axis = _normalize_dim(dim, ndim)
+    size = input._data.shape[axis] if ndim else 1
+    try:
+        _check_bounds(index._data, size, axis, negative=negative, error=RuntimeError)
+    except RuntimeError as error:
+        raise IndexError(f"{name}(): {error}") from None
+    return axis, index._data.reshape(-1)
+
+
+def _along(ndim, axis, positions):
+    return (slice(None),) * axis + (positions,) if ndim else (Ellipsis,)
+
+
+@composite(gradients={"input": lambda grad, dim, index: grad.index_fill(dim, index, 0),
+                      "source": lambda grad, source, dim, index: grad.index_select(dim, index.reshape(-1)).reshape(
+                          source.shape) if grad.ndim else grad.reshape(source.shape)})
+def index_copy(input, dim, index, source):
+    """A copy of ``input`` with ``source``'s slices along ``dim`` written at the positions ``index`` lists
+    (an index listed twice: which slice lands is undefined, as in PyTorch).
+
+        >>> agnostic.zeros(3).index_copy(0, agnostic.tensor([2, 0]), agnostic.tensor([5., 7.]))
+        tensor([7., 0., 5.])
+    """
+    return index_copy_(input.clone(), dim, index, source)
+
+
+@in_place_of(index_copy)
+def index_copy_(self, dim, index, source):
+    """In-place ``index_copy``: ``self[..., index[i], ...] = source[..., i, ...]`` along ``dim``.
+
+        >>> agnostic.zeros(2, 2).index_copy_(1, agnostic.tensor([1]), agnostic.ones(2, 1)).tolist()
+        [[0.0, 1.0], [0.0, 1.0]]
+    """
+    _check_writable(self)
+    axis, positions = _check_dim_index("index_copy_", self, dim, index, negative=False)
+    check_same_device(self, source)
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{self.dtype} and (source) {source.dtype}; convert source with .to(self.dtype)")
+    ndim = self._data.ndim
+    count = source._data.shape[axis] if source._data.ndim else 1
+    if count != positions.shape[0]:
+        raise RuntimeError(f"index_copy_(): Number of indices ({positions.shape[0]}) should be equal to "
+                           f"source.size(dim) ({count})")
+    if source._data.ndim != ndim and not (ndim <= 1 and source._data.ndim <= 1):
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source._data.ndim}), destination dimensionality ({ndim})")
+    expected = self._data.shape[:axis] + (count,) + self._data.shape[axis + 1:] if ndim else ()
+    if ndim > 1 and source._data.shape != expected:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+                           f"slice shape: {list(expected)} and source slice shape: {list(source.shape)}")
+    with self._device.backend.activate():
+        self._data[_along(ndim, axis, positions)] = source._data.reshape(expected)
+    return self
+
+
+def _index_fill_value_gradient(grad, dim, index, value):
+    if not isinstance(value, TensorBase):
+        return None
+    return grad.index_select(dim, index.reshape(-1)).sum() if grad.ndim else grad.sum() * index.numel()
+
+
+@composite(gradients={"input": lambda grad, dim, index: grad.index_fill(dim, index, 0),
+                      "value": _index_fill_value_gradient})
+def index_fill(input, dim, index, value):
+    """A copy of ``input`` with ``value`` (a number or 0-dim tensor) at the positions ``index`` lists along ``dim``.
+
+        >>> agnostic.zeros(2, 3).index_fill(1, agnostic.tensor([0, 2]), -1.0)[0]
+        tensor([-1.,  0., -1.])
+    """
+    return index_fill_(input.clone(), dim, index, value)
+
+
+@in_place_of(index_fill)
+def index_fill_(self, dim, index, value):
+    """In-place ``index_fill``.
+
+        >>> agnostic.ones(3).index_fill_(0, agnostic.tensor([1]), 0)
+        tensor([1., 0., 1.])
+    """
+    _check_writable(self)
+    if isinstance(index, TensorBase) and index.dtype is not _dtypes.int64:
+        raise RuntimeError(f"index_fill_(): Expected dtype int64 for index, got {index.dtype}; convert it with "
+                           ".long()")
+    axis, positions = _check_dim_index("index_fill_", self, dim, index)
+    if isinstance(value, TensorBase):
+        check_same_device(self, value)
+        if value._data.ndim:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        value = value.item()
+    fill = keep_negative_zero(operand_array(value, self.dtype, self._device), self._device)
+    with self._device.backend.activate():
+        if positions.size:
+            self._data[_along(self._data.ndim, axis, positions)] = fill
+    return self
+
+
+def _index_key(indices):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): indices must be a tuple of tensors, got {type(indices).__name__}")
+    for position, item in enumerate(indices):
+        if not isinstance(item, TensorBase):
+            raise TypeError(f"index_put(): expected Tensor as element {position} in argument 0, but got "
+                            f"{type(item).__name__}; write t[:, i] = v for a full slice")
+    return tuple(indices)
+
+
+@composite(gradients={
+    "input": lambda grad, indices, accumulate: grad if accumulate else _zeroed_at(grad, _index_key(indices)),
+    "values": lambda grad, indices: grad[_index_key(indices)]})
+def index_put(input, indices, values, accumulate=False):
+    """A copy of ``input`` with ``values`` (broadcast) written at ``input[indices]``, ``indices`` a tuple of long or
+    bool tensors; ``accumulate`` adds instead, repeated indices adding up (without it, which repeat lands is
+    undefined, as in PyTorch).
+
+        >>> agnostic.zeros(3).index_put((agnostic.tensor([0, 0, 2]),), agnostic.tensor(1.), accumulate=True)
+        tensor([2., 0., 1.])
+    """
+    return index_put_(input.clone(), indices, values, accumulate)
+
+
+@in_place_of(index_put)
+def index_put_(self, indices, values, accumulate=False):
+    """In-place ``index_put``: ``self[indices] = values`` (``+=``, repeats adding up, with ``accumulate``).
+
+        >>> agnostic.zeros(2, 2).index_put_((agnostic.tensor([1]), agnostic.tensor([0])), agnostic.tensor(5.))[1]
+        tensor([5., 0.])
+    """
+    _check_writable(self)
+    key = _index_key(indices)
+    if not isinstance(values, TensorBase):
+        raise TypeError(f"index_put(): values must be a Tensor, got {type(values).__name__}")
+    check_same_device(self, values)
+    if values.dtype is not self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {self.dtype} for the "
+                           f"destination and {values.dtype} for the source; convert values with .to(self.dtype)")
+    if not accumulate:
+        setitem(self, key, values)
+        return self
+    selected_shape = getitem(self, key).shape
+    try:
+        spread = values.expand(selected_shape)
+    except RuntimeError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(selected_shape)}") from None
+    return _accumulated_at(self, key, spread.contiguous())
+
+
+def _masked_scatter_source_gradient(grad, mask, source):
+    shape = broadcast_shapes(grad.shape, mask.shape)
+    selected = grad.expand(shape)[mask.expand(shape)]
+    gradient = zeros(source.numel(), dtype=grad.dtype, device=grad.device)
+    gradient[:selected.shape[0]] = selected
+    return gradient.reshape(source.shape)
+
+
+@composite(gradients={"input": lambda grad, mask: grad.masked_fill(mask, 0.0),
+                      "source": _masked_scatter_source_gradient})
+def masked_scatter(input, mask, source):
+    """A copy of ``input`` (broadcast with the bool ``mask``) with ``source``'s elements, in order, where ``mask``
+    is true.
+
+        >>> agnostic.zeros(4).masked_scatter(agnostic.tensor([True, False, True, False]), agnostic.tensor([1., 2.]))
+        tensor([1., 0., 2., 0.])
+    """
+    if not isinstance(mask, TensorBase):
+        raise TypeError(f"masked_scatter(): mask must be a bool Tensor, got {type(mask).__name__}")
+    shape = broadcast_shapes(input.shape, mask.shape)
+    return masked_scatter_(input.expand(shape).clone(), mask, source)
+
+
+@in_place_of(masked_scatter)
+def masked_scatter_(self, mask, source):
+    """In-place ``masked_scatter``: ``mask`` broadcasts to ``self``.
+
+        >>> agnostic.zeros(2, 2).masked_scatter_(agnostic.tensor([False, True]), agnostic.tensor([[1., 2.]]))[:, 1]
+        tensor([1., 2.])
+    """
+    _check_writable(self)
+    if not isinstance(mask, TensorBase) or mask.dtype is not _dtypes.bool:
+        got = mask.dtype if isinstance(mask, TensorBase) else type(mask).__name__
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {got}; use "
+                           "mask.bool()")
+    check_same_device(self, mask, source)
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got {self.dtype} and "
+                           f"{source.dtype}; convert source with .to(self.dtype)")
+    _check_broadcast_into(self, mask._data.shape, "masked_scatter_")
+    xp = self._device.backend.xp
+    with self._device.backend.activate():
+        selected = xp.broadcast_to(mask._data, self._data.shape)
+        count = int(selected.sum())
+        if count > source._data.size:
+            raise RuntimeError(f"masked_scatter_: Number of elements of source ({source._data.size}) < number of ones "
+                               f"in mask ({count})")
+        self._data[selected] = source._data.reshape(-1)[:count]
+    return self
+
+
+@composite()
+def take_along_dim(input, indices, dim=None):
+    """The values of ``input`` at ``indices`` along ``dim`` (the two broadcast in the other dimensions), as the
+    indices ``argmax``/``argsort`` give; without ``dim``, of the flattened tensor.
+
+        >>> agnostic.tensor([[10, 30, 20]]).take_along_dim(agnostic.tensor([[1, 2]]), dim=1)
+        tensor([[30, 20]])
+    """
+    if not isinstance(indices, TensorBase):
+        raise TypeError(f"take_along_dim(): indices must be a Tensor, got {type(indices).__name__}")
+    check_same_device(input, indices)
+    if dim is None:  # PyTorch gathers from the flattened tensor, which takes int32 indices too
+        if indices.dtype not in (_dtypes.int32, _dtypes.int64):
+            raise RuntimeError(f"gather(): Expected dtype int32/int64 for index, got {indices.dtype}")
+        return input.reshape(-1).gather(0, indices.reshape(-1).to(_dtypes.int64))
+    if indices.dtype is not _dtypes.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype}; "
+                           "convert it with .long()")
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    axis = _normalize_dim(dim, input.ndim)
+    shape_input, shape_indices = list(input.shape), list(indices.shape)
+    shape_input[axis] = shape_indices[axis] = 1
+    shape = list(broadcast_shapes(shape_input, shape_indices))
+    input_shape, indices_shape = shape.copy(), shape.copy()
+    input_shape[axis], indices_shape[axis] = input.shape[axis], indices.shape[axis]
+    return input.expand(input_shape).gather(axis, indices.expand(indices_shape))
 
 
 # ----- fills ------------------------------------------------------------------------------------------------------

@@ -1,15 +1,20 @@
-"""Matrix products: matmul (``@``), mm, bmm, mv, dot, outer, einsum, with PyTorch's shape and dtype checks; each
-declared once with its gradient."""
+"""Matrix products: matmul (``@``), mm, bmm, mv, dot, outer, einsum, the scaled sums (addmm, baddbmm...),
+tensordot, kron, cross, trace and cdist, with PyTorch's shape and dtype checks; each declared once with its
+gradient."""
 
 import math
+import string
+import warnings
 
 import numpy
 
-from .._tensor import TensorBase, wrap
+from .._tensor import TensorBase, _normalize_dim, wrap
 from ..autograd.derivatives import conj
+from .creation import eye, ones
 from .elementwise import mul
 from ._dispatch import check_same_device, finish, operand_array, result_dtype
 from ._registry import composite, public_names
+from .shape import stack
 
 
 def _check_matmul_operands(name, a, b):
@@ -194,64 +199,379 @@ def outer(input, vec2):
 ger = outer
 
 
+# ----- einsum ------------------------------------------------------------------------------------------------------
+_LETTERS = string.ascii_uppercase + string.ascii_lowercase
+
+
+def _explicit_einsum(equation, operands):
+    """(input subscripts, output subscripts) of ``equation`` with ``...`` spelled out as unused letters and the
+    output made explicit where it is implicit (PyTorch's rule: the ``...`` dimensions, then the letters seen once, in
+    alphabetical order, capitals first)."""
+    equation = equation.replace(" ", "")
+    left, arrow, output = equation.partition("->")
+    inputs = left.split(",")
+    if len(inputs) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(inputs) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    counts = {subscripts: operand.ndim - len(subscripts.replace("...", ""))
+              for subscripts, operand in zip(inputs, operands) if "..." in subscripts}
+    unused = [c for c in _LETTERS if c not in equation]
+    spread = "".join(unused[:max(counts.values(), default=0)])
+    spelled = [s.replace("...", spread[len(spread) - counts[s]:]) if "..." in s else s for s in inputs]
+    if arrow:
+        output = output.replace("...", spread)
+    else:
+        seen = {}
+        for c in left.replace("...", "").replace(",", ""):
+            seen[c] = seen.get(c, 0) + 1
+        output = spread + "".join(sorted(c for c, n in seen.items() if n == 1))
+    return spelled, output
+
+
 def _einsum_gradients(grad, equation, operands):
-    """For each operand, the einsum of ``grad`` with the others (conjugated) back to the operand's subscripts."""
-    inputs, output = _parse_einsum(equation.replace(" ", ""))
+    """For each operand, the einsum of ``grad`` with the other operands (conjugated) back to the operand's
+    subscripts: a subscript repeated within the operand (a diagonal) puts the gradient on that diagonal through an
+    identity matrix, one the operand alone has (summed over) or has as a broadcast size-1 dimension through a
+    vector of ones."""
+    inputs, output = _explicit_einsum(equation, operands)
+    full = {}  # each subscript's size in the product, after broadcasting size-1 dimensions
+    for subscripts, operand in zip(inputs, operands):
+        for c, size in zip(subscripts, operand.shape):
+            if full.get(c, 1) == 1:
+                full[c] = size
+    used = set(output).union(*inputs)
     gradients = []
     for position, operand in enumerate(operands):
-        other_subscripts = [s for i, s in enumerate(inputs) if i != position]
-        available = set(output).union(*other_subscripts)
-        target = "".join(dict.fromkeys(c for c in inputs[position] if c in available))
-        others = [conj(o) for i, o in enumerate(operands) if i != position]
-        reduced = einsum(",".join([output] + other_subscripts) + "->" + target, grad, *others)
-        gradients.append(_einsum_expand(reduced, target, inputs[position], operand))
+        spare = iter(c for c in _LETTERS if c not in used)
+        terms, values = [output], [grad]
+        for other_position, (subscripts, other) in enumerate(zip(inputs, operands)):
+            if other_position != position:
+                terms.append(subscripts)
+                values.append(conj(other).expand([full[c] for c in subscripts]))
+        target, seen = "", set()
+        for c, size in zip(inputs[position], operand.shape):
+            if c in seen:
+                letter = next(spare)
+                terms.append(c + letter)
+                values.append(eye(full[c], dtype=grad.dtype, device=grad.device))
+            elif size != full[c]:
+                letter = next(spare)  # broadcast from size 1: the gradient sums over ``c``
+            else:
+                letter = c
+            seen.add(c)
+            target += letter
+        present = set("".join(terms))
+        for c, size in zip(target, operand.shape):
+            if c not in present:
+                terms.append(c)
+                values.append(ones(size, dtype=grad.dtype, device=grad.device))
+                present.add(c)
+        gradients.append(einsum_operands(",".join(terms) + "->" + target, *values))
     return gradients
 
 
-def _parse_einsum(equation):
-    """An equation's input subscripts and output subscripts (implicit output: subscripts seen once, sorted)."""
-    if "..." in equation:
-        raise RuntimeError("einsum backward: equations with '...' are not supported; spell the dimensions out")
-    left, _, output = equation.partition("->")
-    inputs = left.split(",")
-    if "->" not in equation:
-        counts = {}
-        for subscripts in inputs:
-            for c in subscripts:
-                counts[c] = counts.get(c, 0) + 1
-        output = "".join(sorted(c for c, n in counts.items() if n == 1))
-    return inputs, output
+@composite(method=False, public=False, node="einsum", gradients={"operands": _einsum_gradients})
+def einsum_operands(equation, *operands):
+    """``einsum`` of operands given one by one (the differentiable op ``einsum`` calls). The equation goes to the
+    backend spelled out, since NumPy can't sum ``...`` dimensions away (``"b...->b"``) where PyTorch can.
+
+        >>> from agnostic.ops.linalg import einsum_operands
+        >>> einsum_operands("b...->b", agnostic.ones(2, 3, 4))
+        tensor([12., 12.])
+    """
+    device = check_same_device(*operands)
+    dtype = result_dtype(*operands)
+    arrays = [operand_array(t, dtype, device) for t in operands]
+    inputs, output = _explicit_einsum(equation, operands)
+    xp = device.backend.xp
+    try:
+        return finish(device.backend.run(xp.einsum, ",".join(inputs) + "->" + output, *arrays), dtype, device)
+    except ValueError as error:
+        raise RuntimeError(f"einsum(): {error}") from None
 
 
-def _einsum_expand(reduced, target, subscripts, operand):
-    """Broadcast a gradient over ``target`` subscripts back to the operand's ``subscripts``."""
-    if target == subscripts:
-        return reduced
-    if len(set(subscripts)) != len(subscripts):
-        raise RuntimeError("einsum backward: a subscript repeated within one operand (a diagonal) is not supported")
-    sizes = {c: operand.shape[i] for i, c in enumerate(subscripts)}
-    order = [target.index(c) for c in subscripts if c in target]
-    shape = [sizes[c] if c in target else 1 for c in subscripts]
-    return reduced.permute(order).reshape(shape).expand(operand.shape)
-
-
-@composite(method=False, gradients={"operands": _einsum_gradients})
+@composite(method=False)
 def einsum(equation, *operands):
-    """Einstein summation over ``operands`` (PyTorch's signature; operands promote to a common dtype).
+    """Einstein summation over ``operands`` (given one by one or as one list; PyTorch's signature, operands promote
+    to a common dtype). ``...`` stands for broadcast dimensions; a subscript repeated in one operand takes its
+    diagonal. Differentiable for every contraction.
 
         >>> agnostic.einsum("ij,j->i", agnostic.tensor([[1, 2], [3, 4]]), agnostic.tensor([1, 1]))
         tensor([3, 7])
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    device = check_same_device(*operands)
-    dtype = result_dtype(*operands)
-    arrays = [operand_array(t, dtype, device) for t in operands]
-    xp = device.backend.xp
-    try:
-        return finish(device.backend.run(xp.einsum, equation, *arrays), dtype, device)
-    except ValueError as error:
-        raise RuntimeError(f"einsum(): {error}") from None
+    for position, operand in enumerate(operands):
+        if not isinstance(operand, TensorBase):
+            raise TypeError(f"einsum(): operand {position} must be a Tensor, got {type(operand).__name__}")
+    return einsum_operands(equation, *operands)
+
+
+# ----- products scaled and added to a tensor ------------------------------------------------------------------------
+def _scaled_sum(name, input, product, beta, alpha):
+    """``beta * input + alpha * product``, ``input`` broadcast to the product's shape; with ``beta == 0`` the input is
+    ignored, NaN and infinity included (as PyTorch)."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    check_same_device(input, product)
+    if input.dtype is not product.dtype:
+        raise RuntimeError(f"{name}(): self and mat2 must have the same dtype, but got {input.dtype} and "
+                           f"{product.dtype}; convert input with .to({product.dtype})")
+    if product.dtype.category < 2 and (isinstance(alpha, float) or isinstance(beta, float)) and not (
+            float(alpha).is_integer() and float(beta).is_integer()):
+        raise RuntimeError(f"{name}(): for integral input tensors, arguments beta and alpha must not be floating "
+                           "point numbers")
+    scaled = product if alpha == 1 else (product * alpha).to(product.dtype)
+    if beta == 0:
+        input.expand(product.shape)  # PyTorch's error when the input doesn't broadcast
+        return scaled
+    base = input.expand(product.shape)
+    return (base if beta == 1 else (base * beta).to(product.dtype)) + scaled
+
+
+def _times(gradient, factor):
+    factor = factor.conjugate() if isinstance(factor, complex) else factor
+    return gradient if factor == 1 else gradient * factor
+
+
+def _input_times_beta(grad, beta):
+    return _times(grad, beta)
+
+
+@composite(inplace=True, gradients={"input": _input_times_beta,
+                      "mat1": lambda grad, mat1, mat2, alpha: _times(_left_gradient(grad, mat1, mat2), alpha),
+                      "mat2": lambda grad, mat1, mat2, alpha: _times(_right_gradient(grad, mat1, mat2), alpha)})
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)`` of matrices, ``input`` broadcast to the product; ``beta=0`` ignores
+    the input, NaN included.
+
+        >>> agnostic.addmm(agnostic.ones(1, 2), agnostic.tensor([[1., 2.]]), agnostic.tensor([[1., 0.], [0., 1.]]))
+        tensor([[2., 3.]])
+    """
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"addmm(): mat1 and mat2 must be matrices, got {mat1.ndim}-D and {mat2.ndim}-D")
+    return _scaled_sum("addmm", input, matmul(mat1, mat2), beta, alpha)
+
+
+@composite(inplace=True, gradients={"input": _input_times_beta,
+                      "mat": lambda grad, mat, vec, alpha: _times(_left_gradient(grad, mat, vec), alpha),
+                      "vec": lambda grad, mat, vec, alpha: _times(_right_gradient(grad, mat, vec), alpha)})
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)`` of a matrix and a vector; ``beta=0`` ignores the input.
+
+        >>> agnostic.addmv(agnostic.tensor([1., 1.]), agnostic.tensor([[1., 2.], [3., 4.]]), agnostic.ones(2))
+        tensor([4., 8.])
+    """
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"addmv(): vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    return _scaled_sum("addmv", input, matmul(mat, vec), beta, alpha)
+
+
+def _check_batches(name, first, second):
+    if first.ndim != 3 or second.ndim != 3:
+        raise RuntimeError(f"{name}(): batch1 must be a 3D tensor, got {first.ndim}-D and {second.ndim}-D")
+    if first.shape[0] != second.shape[0]:
+        raise RuntimeError(f"{name}(): batch1 and batch2 must have same number of batches, got {first.shape[0]} "
+                           f"and {second.shape[0]}")
+
+
+@composite(inplace=True, gradients={
+    "input": _input_times_beta,
+    "batch1": lambda grad, batch1, batch2, alpha: _times(_left_gradient(grad, batch1, batch2), alpha),
+    "batch2": lambda grad, batch1, batch2, alpha: _times(_right_gradient(grad, batch1, batch2), alpha)})
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)``, ``input`` broadcast to the batched product.
+
+        >>> agnostic.baddbmm(agnostic.zeros(1, 1, 2), agnostic.ones(1, 1, 3), agnostic.ones(1, 3, 2), alpha=2)
+        tensor([[[6., 6.]]])
+    """
+    _check_batches("baddbmm", batch1, batch2)
+    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def _addbmm_gradient(grad, batch1, batch2, alpha, left):
+    spread = grad.unsqueeze(0).expand(batch1.shape[0], *grad.shape)
+    gradient = _left_gradient(spread, batch1, batch2) if left else _right_gradient(spread, batch1, batch2)
+    return _times(gradient, alpha)
+
+
+@composite(inplace=True, gradients={
+    "input": _input_times_beta,
+    "batch1": lambda grad, batch1, batch2, alpha: _addbmm_gradient(grad, batch1, batch2, alpha, True),
+    "batch2": lambda grad, batch1, batch2, alpha: _addbmm_gradient(grad, batch1, batch2, alpha, False)})
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum(bmm(batch1, batch2), dim=0)``: the batch's products added up into a matrix.
+
+        >>> agnostic.addbmm(agnostic.ones(1, 1), agnostic.ones(2, 1, 3), agnostic.ones(2, 3, 1))
+        tensor([[7.]])
+    """
+    _check_batches("addbmm", batch1, batch2)
+    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+# ----- other products ----------------------------------------------------------------------------------------------
+def _contracted_dims(dims, a, b):
+    if isinstance(dims, TensorBase):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        return list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    if len(dims) != 2:
+        raise RuntimeError("tensordot expects dims to be an int or a pair of lists of dimensions")
+    dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError(f"both dimension lists should have same length, got {len(dims_a)} and {len(dims_b)}")
+    return [_normalize_dim(d, a.ndim) for d in dims_a], [_normalize_dim(d, b.ndim) for d in dims_b]
+
+
+@composite(method=False)
+def tensordot(a, b, dims=2):
+    """Sum of products over the dimensions ``dims`` names: an int ``n`` (the last ``n`` of ``a`` with the first
+    ``n`` of ``b``) or a pair of lists; the free dimensions of ``a`` then those of ``b`` remain.
+
+        >>> agnostic.tensordot(agnostic.ones(2, 3), agnostic.ones(3, 4), dims=1).shape
+        agnostic.Size([2, 4])
+    """
+    check_same_device(a, b)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"tensordot(): both inputs should have same dtype, got {a.dtype} and {b.dtype}")
+    dims_a, dims_b = _contracted_dims(dims, a, b)
+    for dim_a, dim_b in zip(dims_a, dims_b):
+        if a.shape[dim_a] != b.shape[dim_b]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[dim_a]} in dim "
+                               f"{dim_a} and second has size {b.shape[dim_b]} in dim {dim_b}")
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    inner_size = math.prod(a.shape[d] for d in dims_a)
+    left = a.permute(free_a + dims_a).reshape(math.prod(a.shape[d] for d in free_a), inner_size)
+    right = b.permute(dims_b + free_b).reshape(inner_size, math.prod(b.shape[d] for d in free_b))
+    return matmul(left, right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
+
+
+@composite()
+def kron(input, other):
+    """Kronecker product: blocks ``input[i] * other``, in a tensor of shape ``input.shape * other.shape`` (the
+    shorter shape padded with ones on the left; dtypes promote).
+
+        >>> agnostic.kron(agnostic.tensor([1, 2]), agnostic.tensor([1, 10]))
+        tensor([ 1, 10,  2, 20])
+    """
+    check_same_device(input, other)
+    ndim = max(input.ndim, other.ndim)
+    shape_a = (1,) * (ndim - input.ndim) + tuple(input.shape)
+    shape_b = (1,) * (ndim - other.ndim) + tuple(other.shape)
+    spread_a = [size for pair in zip(shape_a, (1,) * ndim) for size in pair]
+    spread_b = [size for pair in zip((1,) * ndim, shape_b) for size in pair]
+    product = input.reshape(spread_a) * other.reshape(spread_b)
+    return product.reshape([size_a * size_b for size_a, size_b in zip(shape_a, shape_b)])
+
+
+_CROSS_DIM_WARNING = ("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.")
+
+
+@composite()
+def cross(input, other, dim=None):
+    """Cross product of 3-vectors along ``dim`` (``input`` and ``other`` broadcast). Without ``dim``, PyTorch's
+    deprecated default: the first dimension of ``input`` of size 3, with a warning (``linalg.cross`` takes -1).
+
+        >>> agnostic.cross(agnostic.tensor([1., 0., 0.]), agnostic.tensor([0., 1., 0.]), dim=0)
+        tensor([0., 0., 1.])
+    """
+    if not isinstance(input, TensorBase) or not isinstance(other, TensorBase):
+        raise TypeError("cross(): input and other must be Tensors")
+    check_same_device(input, other)
+    if dim is None:
+        warnings.warn(_CROSS_DIM_WARNING, UserWarning, stacklevel=2)
+        dim = next((axis for axis, size in enumerate(input.shape) if size == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input; pass dim, or use linalg.cross")
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"linalg.cross: expected both inputs to have the same dtype, got {input.dtype} and "
+                           f"{other.dtype}; convert one with .to(other.dtype)")
+    axis = _normalize_dim(dim, input.ndim)
+    if input.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[axis]} and "
+                           f"{other.shape[axis]}")
+    a, b = input.unbind(axis), other.unbind(axis)
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], axis)
+
+
+@composite()
+def trace(input):
+    """Sum of the main diagonal of a matrix (integer traces are int64, as sums are).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).trace()
+        tensor(5)
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return input.diagonal().sum()
+
+
+def _distance_terms(grad, x1, x2, p, result):
+    """``d result[..., i, j] / d x1[..., i, j, :]`` times ``grad``, for each pair (PyTorch's ``_cdist_backward``: a
+    zero gradient where the distance is zero; for p=inf every coordinate reaching the maximum gets it)."""
+    difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    distance = result.unsqueeze(-1)
+    if p == 0:
+        return difference * 0
+    if p == 1:
+        terms = difference.sign()
+    elif p == math.inf:
+        terms = difference.sign() * (difference.abs() == distance)
+    else:
+        nonzero = distance != 0
+        safe = distance.where(nonzero, 1.0)
+        if p == 2:
+            terms = difference / safe
+        else:
+            terms = difference * difference.abs().pow(p - 2) / safe.pow(p - 1)
+        terms = terms.where(nonzero, 0.0)
+    return terms * grad.unsqueeze(-1)
+
+
+@composite(method=False, gradients={
+    "x1": lambda grad, x1, x2, p, result: _distance_terms(grad, x1, x2, p, result).sum(-2),
+    "x2": lambda grad, x1, x2, p, result: -_distance_terms(grad, x1, x2, p, result).sum(-3)})
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between each row of ``x1`` (``[B, P, M]``) and each row of ``x2`` (``[B, R, M]``): a
+    ``[B, P, R]`` tensor (batch dimensions broadcast). Computed from the differences, so exact for every
+    ``compute_mode``.
+
+        >>> agnostic.cdist(agnostic.tensor([[0., 0.]]), agnostic.tensor([[3., 4.], [0., 1.]]))
+        tensor([[5., 1.]])
+    """
+    check_same_device(x1, x2)
+    for position, x in enumerate((x1, x2), start=1):
+        if x.dtype.category != 2:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, X{position} got: {x.dtype}")
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, X{position} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: "
+                           f"{x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype is not x2.dtype:
+        raise RuntimeError(f"cdist(): X1 and X2 must have the same dtype, got {x1.dtype} and {x2.dtype}")
+    difference = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (difference != 0).sum(-1).to(x1.dtype)
+    if p == 1:
+        return difference.sum(-1)
+    if p == 2:
+        return (difference * difference).sum(-1).sqrt()
+    if p == math.inf:
+        return difference.amax(-1) if difference.shape[-1] else difference.sum(-1)
+    return difference.pow(p).sum(-1).pow(1 / p)
 
 
 __all__ = public_names(globals())

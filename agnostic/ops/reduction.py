@@ -10,7 +10,7 @@ from collections import namedtuple
 
 import numpy
 
-from .. import _dtypes
+from .. import _autocast, _dtypes
 from .._tensor import TensorBase, _normalize_dim, wrap
 from ._dispatch import finish, operand_array
 from ._registry import composite, public_names
@@ -89,6 +89,8 @@ def _require_tensor(input, name):
 def _accumulating(name, input, dim, keepdim, dtype, backend_name):
     _require_tensor(input, name)
     result = _dtypes.as_dtype(dtype) or (_dtypes.int64 if input.dtype.category <= _INTEGER else input.dtype)
+    if result in _HALF and dtype is None and _autocast.runs_in_float32(name, input):
+        result = _dtypes.float32  # autocast's float32 list, decided here so that sum's fast path pays nothing
     accumulate = _dtypes.float32 if result in _HALF else result
     array = operand_array(input, accumulate, input._device)
     xp = input._device.backend.xp

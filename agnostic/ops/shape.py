@@ -2,7 +2,9 @@
 declared once with its gradient (which only moves gradients back into place, so reads no values)."""
 
 import builtins
+import itertools
 import math
+import warnings
 
 import numpy
 
@@ -11,7 +13,7 @@ from .._size import Size
 from .._tensor import TensorBase, _normalize_dim, wrap
 from ._dispatch import check_same_device, finish, operand_array, result_dtype
 from ._registry import composite, public_names, tensor_method
-from .creation import arange, zeros_like
+from .creation import arange, tensor as make_tensor, zeros, zeros_like
 
 
 def _shape_op(**declaration):
@@ -637,12 +639,16 @@ def roll(input, shifts, dims=None):
     xp = input._device.backend.xp
     array = input._data
     if dims is None:
+        if not isinstance(shifts, int) and len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0; pass one dim per "
+                               "shift, or a single shift to roll the flattened tensor")
+        shifts = shifts if isinstance(shifts, int) else shifts[0]
         return wrap(input._device.backend.run(xp.roll, array.reshape(-1), shifts).reshape(array.shape), input._device)
     shifts_tuple = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     axes = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts_tuple) != len(axes):
-        raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {len(shifts_tuple)}, "
-                           f"dims: {len(axes)}")
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts_tuple)}, dims:{len(axes)}; "
+                           "pass one shift per dim")
     axes = tuple(_normalize_dim(d, array.ndim) for d in axes)
     return wrap(input._device.backend.run(xp.roll, array, shifts_tuple, axes), input._device)
 
@@ -672,21 +678,26 @@ def repeat(input, *sizes):
     return wrap(input._device.backend.run(xp.tile, input._data, sizes), input._device)
 
 
-@_shape_op(gradients={
-    "input": lambda grad, input, dims: _sum_tiles(grad, input, [1] * (input.ndim - len(dims)) + list(dims))})
-def tile(input, dims):
-    """Repeat along each dimension; fewer ``dims`` than dimensions are padded with ones on the left.
+def _tile_counts(input, dims):
+    dims = _sizes(dims)
+    return (1,) * (input.ndim - len(dims)) + dims
+
+
+@_shape_op(gradients={"input": lambda grad, input, dims: _sum_tiles(grad, input, list(_tile_counts(input, dims)))})
+def tile(input, *dims):
+    """Repeat along each dimension (``tile((2, 3))``, ``tile(2, 3)`` or ``tile(2)``); fewer ``dims`` than dimensions
+    are padded with ones on the left, more add dimensions.
 
         >>> agnostic.tensor([[1, 2]]).tile((2,))
         tensor([[1, 2, 1, 2]])
     """
-    dims = tuple(dims)
-    dims = (1,) * (input._data.ndim - len(dims)) + dims
-    return repeat(input, dims)
+    return repeat(input, _tile_counts(input, dims))
 
 
 def _interleaved_back(grad, input, repeats, dim):
     """The gradient of repeat_interleave: each element's copies' gradients added up."""
+    if repeats is None:
+        return None
     source = input.reshape(-1) if dim is None else input
     axis = 0 if dim is None else dim % input.ndim
     if isinstance(repeats, TensorBase) and repeats.numel() == 1:
@@ -696,19 +707,43 @@ def _interleaved_back(grad, input, repeats, dim):
 
 
 @_shape_op(gradients={"input": _interleaved_back})
-def repeat_interleave(input, repeats, dim=None):
-    """Repeat each element ``repeats`` times (along ``dim``, or of the flattened tensor).
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element ``repeats`` times (an int, or a tensor of one count per element) along ``dim``, or of the
+    flattened tensor. ``repeat_interleave(counts)`` alone repeats each index ``counts[i]`` times. ``output_size``
+    (the result's length along ``dim``) is checked, as PyTorch uses it to avoid a device synchronization.
 
         >>> agnostic.tensor([1, 2]).repeat_interleave(2)
         tensor([1, 1, 2, 2])
     """
+    if repeats is None:
+        if input.dtype.category != 1 or input._data.ndim > 1:
+            raise RuntimeError("repeat_interleave(repeats): repeats must be a 0-dim or 1-dim integer tensor")
+        counts = input.reshape(-1)
+        return repeat_interleave(arange(counts._data.shape[0], device=input.device), counts, output_size=output_size)
     xp = input._device.backend.xp
-    if isinstance(repeats, TensorBase):
-        check_same_device(input, repeats)
-        repeats = repeats._data
     array = input._data.reshape(-1) if dim is None else input._data
     axis = 0 if dim is None else _normalize_dim(dim, array.ndim)
-    return wrap(input._device.backend.run(xp.repeat, array, repeats, axis=axis), input._device)
+    length = array.shape[axis] if array.ndim else 1
+    if isinstance(repeats, TensorBase):
+        check_same_device(input, repeats)
+        if repeats.dtype.category != 1 or repeats._data.ndim > 1:
+            raise RuntimeError("repeat_interleave(): repeats must be 0-dim or 1-dim integer tensor")
+        counts = repeats._data.reshape(-1)
+        if counts.shape[0] not in (1, length):
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{counts.shape[0]} and input.size({axis}) = {length}")
+        negative = bool((counts < 0).any()) if counts.size else False
+        repeats = counts if counts.shape[0] == length else counts[0]
+    else:
+        negative = repeats < 0
+    if negative:
+        raise RuntimeError("Repeats must be non-negative")
+    result = wrap(input._device.backend.run(xp.repeat, array.reshape(-1) if array.ndim == 0 else array, repeats,
+                                            axis=axis), input._device)
+    if output_size is not None and result.shape[axis] != output_size:
+        raise RuntimeError(f"repeat_interleave(): output_size {output_size} doesn't match the repeated length "
+                           f"{result.shape[axis]}")
+    return result
 
 
 @_shape_op(gradients={"input": lambda grad, diagonal: grad.tril(diagonal)})
@@ -755,8 +790,10 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         tensor([1, 4])
     """
     ndim = input._data.ndim
-    return wrap(input._data.diagonal(offset, _normalize_dim(dim1, ndim), _normalize_dim(dim2, ndim)),
-                input._device)
+    axis1, axis2 = _normalize_dim(dim1, ndim), _normalize_dim(dim2, ndim)
+    if axis1 == axis2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return wrap(input._data.diagonal(offset, axis1, axis2), input._device)
 
 
 def _diag_gradient(grad, input, diagonal):
@@ -775,8 +812,148 @@ def diag(input, diagonal=0):
         >>> agnostic.tensor([1, 2]).diag()[1]
         tensor([0, 2])
     """
+    if input._data.ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input._data.ndim}D; use diagonal() or "
+                           "diag_embed() for batches")
     xp = input._device.backend.xp
     return wrap(input._device.backend.run(xp.diag, input._data, diagonal).copy(), input._device)
+
+
+
+def _diagonal_of_grad(grad, offset, dim1, dim2):
+    return grad.diagonal(offset, dim1, dim2)
+
+
+@_shape_op(gradients={"input": _diagonal_of_grad})
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose ``dim1``/``dim2`` planes (dimensions of the result) have the last dimension of ``input`` on
+    their ``offset`` diagonal, zeros elsewhere: the inverse of ``diagonal``.
+
+        >>> agnostic.diag_embed(agnostic.tensor([[1, 2], [3, 4]]))[1].tolist()
+        [[3, 0], [0, 4]]
+    """
+    ndim = input._data.ndim + 1
+    axis1, axis2 = _normalize_dim(dim1, ndim), _normalize_dim(dim2, ndim)
+    if axis1 == axis2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    length = input._data.shape[-1] if input._data.ndim else 1
+    side = length + abs(offset)
+    result = zeros(tuple(input._data.shape[:-1]) + (side, side), dtype=input.dtype, device=input.device)
+    positions = arange(length, device=input.device)
+    result[..., positions + builtins.max(-offset, 0), positions + builtins.max(offset, 0)] = input
+    return result.movedim((-2, -1), (axis1, axis2))
+
+
+@_shape_op()
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first dimension towards the second.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).rot90().tolist()
+        [[2, 4], [1, 3]]
+    """
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    first, second = (_normalize_dim(d, input.ndim) for d in dims)
+    if first == second:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {first} and dim1 = {second}")
+    k %= 4
+    if k == 1:
+        return input.flip(second).transpose(first, second)
+    if k == 2:
+        return input.flip(first, second)
+    if k == 3:
+        return input.flip(first).transpose(first, second)
+    return input.clone()
+
+
+_MESHGRID_WARNING = "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+
+
+def _grid_tensors(name, tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, TensorBase):
+            raise TypeError(f"{name}(): expected Tensors, but element {position} is {type(tensor).__name__}")
+    check_same_device(*tensors)
+    if any(t.dtype is not tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype; convert them with .to(dtype)")
+    return tensors
+
+
+@composite(method=False)
+def meshgrid(*tensors, indexing=None):
+    """Grids of coordinates from 0-dim or 1-dim ``tensors`` (given one by one or as a list): views expanded to
+    ``(len(t0), len(t1), ...)`` with ``indexing="ij"``, the first two lengths exchanged with ``"xy"``. Without
+    ``indexing`` PyTorch's default, ``"ij"``, with its warning that the argument will be required.
+
+        >>> [g.tolist() for g in agnostic.meshgrid(agnostic.tensor([1, 2]), agnostic.tensor([3]), indexing="ij")]
+        [[[1], [2]], [[3], [3]]]
+    """
+    tensors = _grid_tensors("meshgrid", tensors)
+    if indexing is None:
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for tensor in tensors:
+        if tensor.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
+                               f"shape {list(tensor.shape)}")
+    lengths = [tensor.numel() for tensor in tensors]
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(tensors)
+    for axis, length in zip(axes, lengths):
+        shape[axis] = length
+    grids = []
+    for axis, tensor in zip(axes, tensors):
+        placed = [1] * len(tensors)
+        placed[axis] = shape[axis]
+        grids.append(tensor.reshape(placed).expand(shape))
+    return tuple(grids)
+
+
+@composite(method=False)
+def cartesian_prod(*tensors):
+    """Every combination of one element of each 1-D tensor, as rows of a ``(n0 * n1 * ..., len(tensors))`` tensor
+    (one tensor: itself), in ``itertools.product``'s order.
+
+        >>> agnostic.cartesian_prod(agnostic.tensor([1, 2]), agnostic.tensor([3, 4])).tolist()
+        [[1, 3], [1, 4], [2, 3], [2, 4]]
+    """
+    tensors = _grid_tensors("cartesian_prod", tensors)
+    for tensor in tensors:
+        if tensor.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(tensor.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([grid.reshape(-1) for grid in meshgrid(*tensors, indexing="ij")], dim=1)
+
+
+@composite(method=False)
+def combinations(input, r=2, with_replacement=False):
+    """The ``r``-element combinations of a 1-D tensor's elements, as rows (``itertools.combinations`` order;
+    ``itertools.combinations_with_replacement`` with ``with_replacement``). ``r=0`` gives an empty 1-D tensor.
+
+        >>> agnostic.combinations(agnostic.tensor([1, 2, 3])).tolist()
+        [[1, 2], [1, 3], [2, 3]]
+    """
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input[:0].clone()
+    choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    positions = numpy.fromiter(itertools.chain.from_iterable(choose(range(input.shape[0]), r)), numpy.int64)
+    return input[make_tensor(positions.reshape(-1, r), device=input.device)]
 
 
 __all__ = public_names(globals())

@@ -1,10 +1,28 @@
-"""agnostic.optim: PyTorch's optimizers (SGD, Adam, AdamW, RMSprop) and learning-rate schedulers, on every device."""
+"""agnostic.optim: PyTorch's optimizers and learning-rate schedulers, on every device.
 
+Each optimizer's module lists its public names in ``__all__``; this namespace is their union.
+"""
+
+from .. import _coverage
 from . import lr_scheduler
-from .adam import Adam
-from .adamw import AdamW
-from .optimizer import Optimizer
-from .rmsprop import RMSprop
-from .sgd import SGD
+from .adadelta import *  # noqa: F401,F403
+from .adagrad import *  # noqa: F401,F403
+from .adam import *  # noqa: F401,F403
+from .adamax import *  # noqa: F401,F403
+from .adamw import *  # noqa: F401,F403
+from .lbfgs import *  # noqa: F401,F403
+from .nadam import *  # noqa: F401,F403
+from .optimizer import *  # noqa: F401,F403
+from .radam import *  # noqa: F401,F403
+from .rmsprop import *  # noqa: F401,F403
+from .sgd import *  # noqa: F401,F403
+from . import adadelta, adagrad, adam, adamax, adamw, lbfgs, nadam, optimizer, radam, rmsprop, sgd
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = sorted(name for part in (adadelta, adagrad, adam, adamax, adamw, lbfgs, nadam, optimizer, radam, rmsprop,
+                                   sgd)
+                 for name in part.__all__) + ["lr_scheduler"]
+
+
+def __getattr__(name):
+    """A PyTorch name this module lacks raises an AttributeError saying so, and where the supported ones are."""
+    raise _coverage.missing_name_error(__name__, name)

@@ -83,3 +83,6 @@ class Adam(Optimizer):
                          [s["max_exp_avg_sq"]._data for s in states] if amsgrad else None]
                 _fused.run(_fused.ADAM, lists, scalars, flags, group["foreach"])
         return loss
+
+
+__all__ = ["Adam"]

@@ -26,3 +26,6 @@ class AdamW(Adam):
         super().__setstate__(state)
         for group in self.param_groups:
             group["decoupled_weight_decay"] = True
+
+
+__all__ = ["AdamW"]

@@ -281,3 +281,6 @@ def advance(state):
         return float(step._data)
     step.add_(1)
     return float(step.item())
+
+
+__all__ = ["Optimizer"]

@@ -70,3 +70,6 @@ class RMSprop(Optimizer):
                      [s["grad_avg"]._data for s in states] if centered else None]
             _fused.run(_fused.RMSPROP, lists, scalars, flags, group["foreach"])
         return loss
+
+
+__all__ = ["RMSprop"]

@@ -76,3 +76,6 @@ class SGD(Optimizer):
                 _fused.run(_fused.SGD, [[params[i]._data for i in chosen], [grads[i] for i in chosen], buffers],
                            scalars, flags, group["foreach"])
         return loss
+
+
+__all__ = ["SGD"]

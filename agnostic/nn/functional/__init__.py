@@ -1,18 +1,28 @@
-"""agnostic.nn.functional: the stateless forms of the layers, activations and losses, as torch.nn.functional."""
+"""agnostic.nn.functional: the stateless forms of the layers, activations and losses, as torch.nn.functional.
 
-from ._activation import erf, gelu, log_softmax, logsigmoid, relu, relu_, sigmoid, softmax, tanh
-from ._conv import conv2d, fold, unfold
-from ._dropout import dropout
-from ._linear import linear
-from ._loss import (
-    binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss,
-)
-from ._normalization import batch_norm, layer_norm
-from ._padding import pad
-from ._pooling import avg_pool2d, max_pool2d
-from ._sparse import embedding, one_hot
+Each private module of this package lists its public names in ``__all__``; this namespace is their union.
+"""
 
-__all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d",
-           "cross_entropy", "dropout", "embedding", "erf", "fold", "gelu", "l1_loss", "layer_norm", "linear",
-           "log_softmax", "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "relu_",
-           "sigmoid", "softmax", "tanh", "unfold"]
+from ... import _coverage
+from ._activation import *  # noqa: F401,F403
+from ._attention import *  # noqa: F401,F403
+from ._conv import *  # noqa: F401,F403
+from ._dropout import *  # noqa: F401,F403
+from ._linear import *  # noqa: F401,F403
+from ._loss import *  # noqa: F401,F403
+from ._normalization import *  # noqa: F401,F403
+from ._padding import *  # noqa: F401,F403
+from ._pooling import *  # noqa: F401,F403
+from ._sparse import *  # noqa: F401,F403
+from ._upsampling import *  # noqa: F401,F403
+from . import _activation, _attention, _conv, _dropout, _linear, _loss, _normalization, _padding, _pooling, \
+    _sparse, _upsampling
+
+__all__ = sorted(name for part in (_activation, _attention, _conv, _dropout, _linear, _loss, _normalization,
+                                   _padding, _pooling, _sparse, _upsampling)
+                 for name in part.__all__)
+
+
+def __getattr__(name):
+    """A PyTorch name this module lacks raises an AttributeError saying so, and where the supported ones are."""
+    raise _coverage.missing_name_error(__name__, name)

@@ -1,4 +1,7 @@
-"""dropout: zero elements with probability p and scale the rest by 1/(1-p), using agnostic's RNG."""
+"""dropout and its channel-wise forms (dropout1d/2d/3d): zero elements, or whole channels, with probability p and
+scale the rest by 1/(1-p), using agnostic's RNG."""
+
+import warnings
 
 import agnostic
 
@@ -15,13 +18,83 @@ def dropout(input, p=0.5, training=True, inplace=False):
         >>> F.dropout(agnostic.ones(6), p=0.5, training=False)
         tensor([1., 1., 1., 1., 1., 1.])
     """
+    return _dropped(input, p, training, inplace, input.shape)
+
+
+def _dropped(input, p, training, inplace, mask_shape):
+    """``input`` times a mask of ``mask_shape`` (broadcast over the rest) of zeros (probability ``p``) and
+    ``1 / (1 - p)``."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        scale = agnostic.zeros(input.shape, dtype=input.dtype, device=input.device)
+        scale = agnostic.zeros(mask_shape, dtype=input.dtype, device=input.device)
     else:
-        # input only lends its shape and dtype here; the probability stays a scalar at full precision
-        scale = agnostic.bernoulli(input.detach(), 1.0 - p).div_(1.0 - p)
+        # the probability stays a scalar at full precision; the mask has the input's dtype and device
+        scale = agnostic.bernoulli(agnostic.empty(mask_shape, dtype=input.dtype, device=input.device), 1.0 - p)
+        scale.div_(1.0 - p)
     return input.mul_(scale) if inplace else agnostic.mul(input, scale)
+
+
+def _channel_dropout(name, spatial, input, p, training, inplace):
+    """Dropout of whole channels of a batched ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` input. As in
+    PyTorch, dropout2d and dropout3d take other ranks with a deprecation warning, as unbatched (each entry of the
+    first dimension a channel); dropout1d refuses them."""
+    if input.ndim not in (spatial + 1, spatial + 2):
+        message = (f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated and will result in an "
+                   f"error in a future release. To retain the behavior and silence this warning, please use dropout "
+                   f"instead. Note that {name} exists to provide channel-wise dropout on inputs with {spatial} "
+                   f"spatial dimension{'s' if spatial > 1 else ''}, a channel dimension, and an optional batch "
+                   f"dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).")
+        if spatial == 1:
+            raise RuntimeError(message.split(", which is deprecated")[0].replace("Received", "Expected 2D or 3D "
+                                                                                 "input, but received") + ".")
+        warnings.warn(message, UserWarning, stacklevel=3)
+    channels = 2 if input.ndim == spatial + 2 else 1
+    return _dropped(input, p, training, inplace, tuple(input.shape[:channels]) + (1,) * (input.ndim - channels))
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a ``(N, C, L)`` or ``(C, L)`` input with probability ``p`` in training, scaling the
+    rest by ``1 / (1 - p)``, as ``torch.nn.functional.dropout1d``.
+
+        >>> import agnostic.nn.functional as F
+        >>> _ = agnostic.manual_seed(0)
+        >>> F.dropout1d(agnostic.ones(1, 4, 2), p=0.5)
+        tensor([[[2., 2.],
+                 [2., 2.],
+                 [0., 0.],
+                 [2., 2.]]])
+    """
+    return _channel_dropout("dropout1d", 1, input, p, training, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a ``(N, C, H, W)`` or ``(C, H, W)`` input with probability ``p`` in training, scaling
+    the rest by ``1 / (1 - p)``, as ``torch.nn.functional.dropout2d``.
+
+        >>> import agnostic.nn.functional as F
+        >>> _ = agnostic.manual_seed(0)
+        >>> F.dropout2d(agnostic.ones(1, 3, 1, 2), p=0.5)
+        tensor([[[[2., 2.]],
+        <BLANKLINE>
+                 [[2., 2.]],
+        <BLANKLINE>
+                 [[0., 0.]]]])
+    """
+    return _channel_dropout("dropout2d", 2, input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with probability ``p`` in training,
+    scaling the rest by ``1 / (1 - p)``, as ``torch.nn.functional.dropout3d``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.dropout3d(agnostic.ones(1, 2, 1, 1, 1), p=0.5, training=False).flatten()
+        tensor([1., 1.])
+    """
+    return _channel_dropout("dropout3d", 3, input, p, training, inplace)
+
+
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]

@@ -7,6 +7,7 @@ import numpy
 import agnostic
 from agnostic.autograd import Function
 
+from ... import _autocast
 from ..._tensor import wrap
 from ...ops.linalg import matmul_arrays
 from . import _column_sums
@@ -63,6 +64,7 @@ class _Linear(Function):
         return tuple(None if array is None else wrap(array, device) for array in (grad_input, grad_weight, grad_bias))
 
 
+@_autocast.policy
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over the last dimension of ``input`` (any leading dimensions).
 
@@ -85,3 +87,6 @@ def linear(input, weight, bias=None):
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
         return agnostic.matmul(input, weight.t()) + bias  # a broadcast bias (or PyTorch's error for a bad one)
     return _Linear.apply(input, weight, bias)
+
+
+__all__ = ["linear"]

@@ -1,9 +1,10 @@
-"""batch_norm (with running statistics) and layer_norm."""
+"""batch_norm and instance_norm (with running statistics), layer_norm, group_norm and local_response_norm."""
 
 import math
 
 import agnostic
 
+from ... import _autocast
 from ...autograd import no_grad
 
 
@@ -54,6 +55,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return _normalized(input, mean, var, eps, weight, bias, shape)
 
 
+@_autocast.policy
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the trailing ``normalized_shape`` dimensions (biased variance), then scale and shift.
 
@@ -72,3 +74,97 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     mean = agnostic.mean(input, dims, keepdim=True)
     var = agnostic.var(input, dims, keepdim=True, correction=0)
     return _normalized(input, mean, var, eps, weight, bias, normalized_shape)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each (sample, channel) plane over its spatial dimensions (biased variance). With running
+    statistics and ``use_input_stats``, they move towards the batch-averaged instance statistics (unbiased
+    variance); without ``use_input_stats`` they normalize instead.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.instance_norm(agnostic.tensor([[[1.0, 3.0], [0.0, 10.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+    """
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm: expected at least 3D input (batch, channels, spatial...), got "
+                         f"{input.dim()}D input; unsqueeze a batch dimension first")
+    channels = input.shape[1]
+    shape = (1, channels) + (1,) * (input.dim() - 2)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        return _normalized(input, running_mean.reshape(shape), running_var.reshape(shape), eps, weight, bias, shape)
+    count = math.prod(input.shape[2:])
+    if count <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(input.shape)}")
+    dims = tuple(range(2, input.dim()))
+    mean = agnostic.mean(input, dims, keepdim=True)
+    var = agnostic.var(input, dims, keepdim=True, correction=0)
+    with no_grad():
+        if running_mean is not None:
+            batch_mean = mean.detach().reshape(input.shape[0], channels).mean(0)
+            running_mean.copy_(momentum * batch_mean + (1 - momentum) * running_mean)
+        if running_var is not None:
+            unbiased = var.detach().reshape(input.shape[0], channels).mean(0) * (count / (count - 1))
+            running_var.copy_(momentum * unbiased + (1 - momentum) * running_var)
+    return _normalized(input, mean, var, eps, weight, bias, shape)
+
+
+@_autocast.policy
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each sample's channels in ``num_groups`` groups (over the group's channels and spatial
+    dimensions, biased variance), then scale and shift per channel.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.group_norm(agnostic.tensor([[1.0, 3.0, 0.0, 10.0]]), num_groups=2)
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+    """
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, channels = input.shape[:2]
+    if channels % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    grouped = input.reshape(n, num_groups, -1)
+    mean = agnostic.mean(grouped, -1, keepdim=True)
+    var = agnostic.var(grouped, -1, keepdim=True, correction=0)
+    out = agnostic.mul(agnostic.sub(grouped, mean), agnostic.rsqrt(agnostic.add(var, eps))).reshape(input.shape)
+    shape = (1, channels) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = agnostic.mul(out, weight.reshape(shape))
+    if bias is not None:
+        out = agnostic.add(out, bias.reshape(shape))
+    return out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Divide each value by ``(k + alpha / size * sum of squares over size neighbouring channels) ** beta``,
+    as ``torch.nn.functional.local_response_norm`` (the window is zero-padded at the channel edges).
+
+        >>> import agnostic.nn.functional as F
+        >>> F.local_response_norm(agnostic.tensor([[1.0, 2.0]]).reshape(1, 2, 1), size=2, alpha=1.0, beta=1.0)
+        tensor([[[0.6667],
+                 [0.5714]]])
+    """
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    squares = agnostic.mul(input, input)
+    before, after = size // 2, (size - 1) // 2
+    zeros_before = agnostic.zeros((input.shape[0], before) + tuple(input.shape[2:]), dtype=input.dtype,
+                                  device=input.device)
+    zeros_after = agnostic.zeros((input.shape[0], after) + tuple(input.shape[2:]), dtype=input.dtype,
+                                 device=input.device)
+    padded = agnostic.cat([zeros_before, squares, zeros_after], dim=1)
+    total = padded[:, 0:channels]
+    for offset in range(1, size):
+        total = agnostic.add(total, padded[:, offset:offset + channels])
+    div = agnostic.pow(agnostic.add(agnostic.mul(total, alpha / size), k), beta)
+    return agnostic.div(input, div)
+
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm"]

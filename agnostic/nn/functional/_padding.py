@@ -93,3 +93,6 @@ def pad(input, pad, mode="constant", value=None):
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     return _indexed(input, pad, mode)
+
+
+__all__ = ["pad"]

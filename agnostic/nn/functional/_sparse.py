@@ -1,4 +1,6 @@
-"""embedding (with padding_idx, max_norm and scale_grad_by_freq) and one_hot."""
+"""embedding (with padding_idx, max_norm and scale_grad_by_freq), embedding_bag and one_hot."""
+
+import numpy
 
 import agnostic
 
@@ -102,3 +104,96 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be smaller than num_classes.")
     classes = agnostic.arange(num_classes, device=tensor.device)
     return agnostic.eq(tensor.unsqueeze(-1), classes).long()
+
+
+def _bag_layout(input, offsets, include_last_offset):
+    """Flat indices, and a (bags, longest) host array of each bag's positions in them (-1 past a bag's end)."""
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        bags, length = input.shape
+        return input.reshape(-1), numpy.arange(bags * length).reshape(bags, length)
+    if input.dim() != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if offsets is None or offsets.dim() != 1:
+        raise ValueError(f"offsets has to be a 1D Tensor but got {None if offsets is None else offsets.dim()}")
+    starts = numpy.asarray(offsets.tolist(), dtype=numpy.int64)  # bag boundaries shape the result: read them once
+    total = input.shape[0]
+    if starts.size and starts[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {starts[0]}")
+    if starts.size and starts[-1] > total:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {total} but got offsets[-1] of "
+                           f"{starts[-1]}")
+    ends = numpy.append(starts[1:], total)
+    if include_last_offset:
+        starts, ends = starts[:-1], starts[1:]
+    if numpy.any(ends < starts):
+        raise RuntimeError("offsets must be non-decreasing: each bag has to start at or after the previous one")
+    longest = int((ends - starts).max()) if starts.size else 0
+    positions = starts[:, None] + numpy.arange(longest)
+    return input, numpy.where(positions < ends[:, None], positions, -1)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sum, mean or max of ``weight``'s rows over bags of indices, without materializing the per-index rows'
+    output: 2-D ``input`` is one bag per row; 1-D ``input`` is split into bags starting at ``offsets``.
+
+    ``per_sample_weights`` (mode 'sum' only) scales each looked-up row; indices equal to ``padding_idx`` are left
+    out of their bag (and of its mean's count); an empty bag gives zeros.
+
+        >>> import agnostic.nn.functional as F
+        >>> weight = agnostic.tensor([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0]])
+        >>> F.embedding_bag(agnostic.tensor([0, 1, 2, 2]), weight, agnostic.tensor([0, 3]), mode="sum")
+        tensor([[5., 6.],
+                [4., 4.]])
+        >>> F.embedding_bag(agnostic.tensor([[0, 1], [1, 2]]), weight, mode="max")
+        tensor([[1., 2.],
+                [4., 4.]])
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                      f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                      "on GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, "
+                             f"then it must have the same shape as the input ({list(input.shape)})")
+    flat, layout = _bag_layout(input, offsets, include_last_offset)
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+    bags, longest = layout.shape
+    dim = weight.shape[1]
+    device = weight.device
+    # Gather into a dense (bags, longest, dim) block; positions past a bag's end read an extra row at the end.
+    index = agnostic.tensor(numpy.where(layout < 0, flat.shape[0], layout).reshape(-1), dtype=agnostic.int64,
+                            device=device)
+    kept = agnostic.cat([flat != (-1 if padding_idx is None else padding_idx % weight.shape[0]),
+                         agnostic.zeros(1, dtype=agnostic.bool, device=device)])
+    kept = agnostic.index_select(kept, 0, index).reshape(bags, longest, 1)
+    filler = agnostic.zeros((1, dim), dtype=weight.dtype, device=device)
+    block = agnostic.index_select(agnostic.cat([rows, filler]), 0, index).reshape(bags, longest, dim)
+    if mode == "max":
+        lowest = -float("inf") if weight.dtype.is_floating_point else agnostic.iinfo(weight.dtype).min
+        block = agnostic.where(kept, block, lowest)
+        if longest == 0:
+            return agnostic.zeros((bags, dim), dtype=weight.dtype, device=device)
+        return agnostic.where(kept.any(dim=1), block.max(dim=1).values, 0.0)
+    if per_sample_weights is not None:
+        scales = agnostic.cat([per_sample_weights.reshape(-1), agnostic.zeros(1, dtype=per_sample_weights.dtype,
+                                                                                device=device)])
+        block = agnostic.mul(block, agnostic.index_select(scales, 0, index).reshape(bags, longest, 1))
+    block = agnostic.where(kept, block, 0.0)
+    total = block.sum(dim=1)
+    if mode == "sum":
+        return total
+    counts = kept.sum(dim=1).clamp(min=1).to(weight.dtype)
+    return agnostic.div(total, counts)
+
+
+__all__ = ["embedding", "embedding_bag", "one_hot"]

@@ -1,0 +1,52 @@
+"""Adagrad (learning-rate decay, initial accumulator, weight decay, maximize), as ``torch.optim.Adagrad``."""
+
+from ._single import check_hyperparameters, update_gradient
+from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
+
+
+class Adagrad(Optimizer):
+    """``torch.optim.Adagrad``: ``sum += g * g``; ``p -= lr / (1 + (step - 1) * lr_decay) * g / (sqrt(sum) + eps)``,
+    with ``g`` the gradient (negated if ``maximize``) plus ``weight_decay * p``.
+
+    State per parameter: ``step`` and ``sum`` (starting at ``initial_accumulator_value``).
+
+        >>> w = agnostic.nn.Parameter(agnostic.tensor([1.0, -2.0]))
+        >>> optimizer = agnostic.optim.Adagrad([w], lr=0.5)
+        >>> (w ** 2).sum().backward()
+        >>> optimizer.step()
+        >>> w
+        Parameter containing:
+        tensor([ 0.5000, -1.5000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        check_hyperparameters(lr, eps, weight_decay, differentiable, lr_decay=lr_decay,
+                              initial_accumulator_value=initial_accumulator_value)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:  # PyTorch makes Adagrad's state up front
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = step_tensor()
+                state["sum"] = zeros_state(p).add_(group["initial_accumulator_value"])
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss when given."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                step = advance(state)
+                grad = update_gradient(p, p.grad, group)
+                decayed_lr = scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+                state["sum"].add_(grad * grad)
+                p.add_(grad / (state["sum"].sqrt() + group["eps"]), alpha=-decayed_lr)
+        return loss
+
+
+__all__ = ["Adagrad"]
