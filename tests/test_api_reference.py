@@ -25,7 +25,8 @@ PUBLIC_MODULES = [
     "agnostic", "agnostic.autograd", "agnostic.nn", "agnostic.nn.functional", "agnostic.nn.init", "agnostic.optim",
     "agnostic.optim.lr_scheduler", "agnostic.utils.data", "agnostic.cuda", "agnostic.cuda.streams",
     "agnostic.cuda.memory", "agnostic.cuda.comm", "agnostic.cuda.nvtx", "agnostic.accelerator",
-    "agnostic.multiprocessing",
+    "agnostic.multiprocessing", "agnostic.linalg", "agnostic.fft", "agnostic.special", "agnostic.nn.utils",
+    "agnostic.nn.utils.rnn", "agnostic.nn.utils.parametrizations", "agnostic.amp", "agnostic.cuda.amp",
 ]
 # Python's plumbing on Tensor, not API: no docstring of their own, and not listed in the reference.
 TENSOR_PLUMBING = {"__dict__", "__doc__", "__module__", "__slots__", "__weakref__", "__init_subclass__",

@@ -128,12 +128,13 @@ def test_training_benchmark_prints_its_table(tmp_path):
     rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
             for line in stdout.splitlines() if line.startswith("|")]
     with_torch = importlib.util.find_spec("torch") is not None
-    expected = ["device", "batch", "optimizer", "agnostic us/step"]
+    expected = ["device", "model", "batch", "optimizer", "agnostic us/step"]
     expected += ["PyTorch us/step", "ratio", "goal", "result"] if with_torch else ["goal"]
     assert rows[0] == expected
     body = [dict(zip(expected, row)) for row in rows[2:]]
-    assert [(row["batch"], row["optimizer"]) for row in body] == [
-        ("64", "SGD momentum 0.9"), ("64", "Adam"), ("4,096", "SGD momentum 0.9"), ("4,096", "Adam")]
+    assert [(row["model"], row["batch"], row["optimizer"]) for row in body] == [
+        ("MLP", "64", "SGD momentum 0.9"), ("MLP", "64", "Adam"), ("MLP", "4,096", "SGD momentum 0.9"),
+        ("MLP", "4,096", "Adam"), ("LSTM", "64", "Adam"), ("Transformer layer", "64", "Adam")]
     for row in body:
         assert row["device"] == "cpu" and re.fullmatch(r"[\d,]+", row["agnostic us/step"]), row
         if with_torch:

@@ -17,7 +17,8 @@ PACKAGE = ROOT / "agnostic"
 # Loaded on first use, so that ``import agnostic`` stays fast: the importing module may not import them at module
 # level (a test below checks that ``import agnostic`` doesn't load them).
 LAZY = frozenset({"agnostic.multiprocessing", "agnostic.multiprocessing.sharing",
-                  "agnostic.multiprocessing.cuda_ipc", "agnostic._backends.numba_kernels"})
+                  "agnostic.multiprocessing.cuda_ipc", "agnostic._backends.numba_kernels",
+                  "agnostic._pytorch_names"})  # PyTorch's names: read when a missing name's error is made
 
 
 def _module_name(path):

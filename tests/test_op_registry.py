@@ -25,12 +25,23 @@ def test_functions_and_methods_have_the_declared_signatures():
 @pytest.mark.parametrize("op", DECLARED, ids=[op.name for op in DECLARED])
 def test_every_op_documents_a_working_example(op):
     """Each docstring's ``>>>`` example prints what it says (the same numbers as PyTorch's for that call)."""
-    lines = [line.strip() for line in op.doc.splitlines()]
-    examples = [(line[4:], lines[i + 1]) for i, line in enumerate(lines) if line.startswith(">>> ")]
+    lines = [line.strip() for line in op.doc.splitlines()] + [""]
+    examples = [(line[4:], " ".join(_printed_after(lines, i))) for i, line in enumerate(lines)
+                if line.startswith(">>> ")]
     assert examples, f"{op.name}'s docstring has no example"
     for source, printed in examples:
         result = eval(source, {"agnostic": agnostic})
         assert _squeezed(repr(result)) == _squeezed(printed), f"{source} printed {result!r}"
+
+
+def _printed_after(lines, i):
+    """The lines an example at ``lines[i]`` prints: those after it, up to a blank line or the next example."""
+    printed = []
+    for line in lines[i + 1:]:
+        if not line or line.startswith(">>> "):
+            break
+        printed.append(line)
+    return printed
 
 
 def _squeezed(text):
