@@ -11,6 +11,7 @@ import mmap
 import os
 import secrets
 import sys
+import threading
 from multiprocessing import resource_tracker
 
 import numpy
@@ -30,6 +31,25 @@ else:  # pragma: no cover
     _libc = None  # type: ignore[assignment]  # mmap is POSIX: no shared segments elsewhere
 _MAP_FAILED = ctypes.c_void_p(-1).value
 _TRACKED = "shared_memory"  # the resource tracker unlinks what is still registered when the process tree ends
+# Held around every message to the resource tracker, and across fork(): a child forked while one of our threads (a
+# queue's feeder, pickling tensors) was talking to the tracker would inherit the tracker's lock held, and hang at
+# its own first message.
+_tracker_lock = threading.Lock()
+
+
+def _tracked(message, name):
+    with _tracker_lock:
+        message(name, _TRACKED)
+
+
+def _new_tracker_lock_in_child():
+    global _tracker_lock
+    _tracker_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=lambda: _tracker_lock.acquire(), after_in_parent=lambda: _tracker_lock.release(),
+                        after_in_child=_new_tracker_lock_in_child)
 
 
 class Mapping:
@@ -130,7 +150,7 @@ def create_named(size, initialize=None, prefix="agnostic"):
         if initialize is not None:
             initialize(fd)
         mapping = Mapping(fd, size, keep_fd=False)
-        resource_tracker.register(name, _TRACKED)
+        _tracked(resource_tracker.register, name)
     except BaseException:
         _posixshmem.shm_unlink(name)
         raise
@@ -169,7 +189,7 @@ def unlink(name):
         _posixshmem.shm_unlink(name)
     except FileNotFoundError:
         return
-    resource_tracker.unregister(name, _TRACKED)
+    _tracked(resource_tracker.unregister, name)
 
 
 def is_alive(pid):
