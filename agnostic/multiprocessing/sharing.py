@@ -226,7 +226,13 @@ def _write_initial_header(fd):
 
 
 def _lock_header(fd):
-    fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed (never mapped), or when the process dies
+    fcntl.flock(fd, fcntl.LOCK_EX)  # released by _unlock_header, or when the process dies
+
+
+def _unlock_header(fd):
+    # Explicitly, not by closing fd: a child forked while this process held the lock has a copy of fd, which would
+    # keep the lock held after our close, and then wait forever for it at its own first update of this header.
+    fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _read_header(fd):
@@ -264,12 +270,15 @@ def _update_header(name, change):
     _updating.active = True
     try:
         _lock_header(fd)
-        in_flight, holders = change(*_read_header(fd))
-        holders = _live(holders)
-        if in_flight <= 0 and not holders:
-            _memory.unlink(name)
-        else:
-            _write_header(fd, in_flight, holders)
+        try:
+            in_flight, holders = change(*_read_header(fd))
+            holders = _live(holders)
+            if in_flight <= 0 and not holders:
+                _memory.unlink(name)
+            else:
+                _write_header(fd, in_flight, holders)
+        finally:
+            _unlock_header(fd)
     finally:
         os.close(fd)
         _updating.active = False
