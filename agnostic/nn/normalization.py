@@ -194,6 +194,23 @@ class InstanceNorm3d(_InstanceNorm):
     _spatial = 3
 
 
+def _affine_parameters(module, affine, bias, shape, device, dtype):
+    """``module.weight`` (and ``module.bias`` unless ``bias`` is false) of ``shape``, initialized to ones and zeros;
+    None for both without ``affine``."""
+    module.register_parameter("weight", Parameter(creation.empty(shape, device=device, dtype=dtype)) if affine
+                              else None)
+    module.register_parameter("bias", Parameter(creation.empty(shape, device=device, dtype=dtype)) if affine and bias
+                              else None)
+    _reset_affine(module)
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class GroupNorm(Module):
     """Group normalization: each sample's channels split into ``num_groups`` groups normalized together, then a
     per-channel ``weight`` (ones) and ``bias`` (zeros), as ``torch.nn.GroupNorm``.
@@ -210,23 +227,11 @@ class GroupNorm(Module):
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(creation.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, affine, bias, num_channels, device, dtype)
 
     def reset_parameters(self):
         """Weight ones, bias zeros."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -272,23 +277,11 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(creation.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
 
     def reset_parameters(self):
         """Weight ones, bias zeros."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
