@@ -16,15 +16,16 @@ from ._dtypes import (
 )
 from ._legacy_types import cpu_types as _cpu_types
 from ._size import Size
+from ._layout import layout, strided
 from . import _coverage, _fork_guard
 from ._backends import host_memory as _host_memory
 from .ops.creation import (
-    arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
-    ones_like, tensor, zeros, zeros_like,
+    arange, as_tensor, asarray, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace, logspace,
+    ones, ones_like, tensor, zeros, zeros_like,
 )
 from .ops.random import (
-    Generator, bernoulli, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randint_like,
-    randn, randn_like, randperm, seed, set_rng_state,
+    Generator, bernoulli, get_rng_state, initial_seed, manual_seed, multinomial, normal, rand, rand_like, randint,
+    randint_like, randn, randn_like, randperm, seed, set_rng_state,
 )
 from .ops.shape import broadcast_shapes
 from ._tensor_classes import Tensor
@@ -36,6 +37,7 @@ from .ops.reduction import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.statistics import *  # noqa: F401,F403
+from .ops.complex import *  # noqa: F401,F403
 from .ops.dtype_queries import can_cast, is_complex, is_floating_point, is_tensor, numel, result_type
 from . import autograd, cuda
 from . import accelerator
@@ -43,6 +45,8 @@ from . import amp, fft, linalg, special
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .cuda import amp as _cuda_amp  # noqa: F401  (agnostic.cuda.amp)
 from . import nn, optim, utils
+from . import backends, distributed
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .serialization import load, save
 from ._threads import get_num_threads, set_num_threads
 from ._printing import get_printoptions, set_printoptions

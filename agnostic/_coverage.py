@@ -42,6 +42,8 @@ def missing_name_error(module, name):
         module 'agnostic' has no attribute 'jit': agnostic does not provide TorchScript (torch.jit), ...
     """
     message = f"module {module!r} has no attribute {name!r}"
+    if name.startswith("_"):  # a private name (or a submodule being imported): no PyTorch name to look up
+        return AttributeError(message)
     torch_module = next((torch for torch, ours in MIRRORS.items() if ours == module), None)
     if name in FEATURES and module == "agnostic":
         message += f": agnostic does not provide {FEATURES[name]}, which PyTorch has as torch.{name}; {_WHERE}"

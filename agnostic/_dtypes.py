@@ -110,8 +110,8 @@ def _bfloat16_numpy_dtype():
         import ml_dtypes
     except ImportError:
         raise TypeError(
-            "bfloat16 needs the ml_dtypes package on this backend (pip install ml_dtypes); "
-            "use float16 or float32 instead"
+            "bfloat16 needs the ml_dtypes package, one of agnostic's dependencies, which is not installed here: "
+            "pip install ml_dtypes (or reinstall agnostic); or use float16 or float32 instead"
         ) from None
     numpy_bf16 = numpy.dtype(ml_dtypes.bfloat16)
     _NUMPY_OF[bfloat16] = numpy_bf16

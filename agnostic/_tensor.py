@@ -43,6 +43,18 @@ PASSES_THROUGH = {"self": lambda grad: grad}
 CONVERSION = {"node": "_to_copy", "gradients": PASSES_THROUGH}  # PyTorch's ToCopyBackward0
 
 
+class _SharedVersion:
+    """``tensor._version``, the count of in-place changes of a tensor's memory: a tensor's own count (in its
+    ``__dict__``, which comes first: this descriptor has no ``__set__``), else its base's for a view (views share the
+    count with their base, as in PyTorch), else 0."""
+
+    def __get__(self, tensor, owner=None):
+        if tensor is None:
+            return self
+        view = tensor.__dict__.get("_view")
+        return 0 if view is None else view.base._version
+
+
 class TensorBase:
     """The storage and self-knowledge of every tensor: ``agnostic.Tensor`` is this class with the ops' methods.
 
@@ -57,7 +69,7 @@ class TensorBase:
     _requires_grad = False
     _grad_fn = None
     _output_nr = 0
-    _version = 0
+    _version = _SharedVersion()
 
     # The classes users hold, which name themselves (class Tensor(..., TensorBase, role="plain")): what ``wrap``
     # makes, and what a tensor that records autograd history becomes.
@@ -289,14 +301,20 @@ class TensorBase:
         return self._host_array().tolist()
 
     def numpy(self, *, force=False):
-        """The NumPy array behind a CPU tensor (shared memory). On CUDA, call ``.cpu()`` first (or ``force=True``).
+        """The NumPy array behind a CPU tensor (shared memory), as ``torch.Tensor.numpy``. A tensor that requires
+        grad or lives on a GPU is refused, since the array would silently leave the graph or the device;
+        ``force=True`` detaches and copies to the host instead.
 
             >>> agnostic.tensor([1.0, 2.0]).numpy()
             array([1., 2.], dtype=float32)
+            >>> agnostic.ones(2, requires_grad=True).numpy(force=True)
+            array([1., 1.], dtype=float32)
         """
+        if force:
+            return self._host_array()
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if not self._device.backend.host:
-            if force:
-                return self._host_array()
             raise TypeError(
                 f"can't convert {self._device} device type tensor to numpy. "
                 "Use Tensor.cpu() to copy the tensor to host memory first."
@@ -304,7 +322,8 @@ class TensorBase:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        """The array NumPy reads (``numpy.asarray(x)``): ``numpy()``, cast to ``dtype`` if given; CPU tensors only.
+        """The array NumPy reads (``numpy.asarray(x)``): ``numpy()``, cast to ``dtype`` if given; CPU tensors that
+        don't require grad only, as in PyTorch.
 
             >>> import numpy
             >>> numpy.asarray(agnostic.tensor([1, 2]))
@@ -314,6 +333,52 @@ class TensorBase:
         if dtype is not None:
             array = array.astype(dtype, copy=False)
         return array
+
+    # ----- exchange protocols: DLPack and __cuda_array_interface__ (the backends do the device's part) ----------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory, as the Python Array API standard specifies: what
+        ``from_dlpack`` of NumPy, CuPy, PyTorch or JAX calls.
+
+        ``stream``: the consumer's CUDA stream (None: the legacy default stream, -1: no synchronization), made to
+        wait for the work queued on this device's current stream; CPU tensors take only None (or -1).
+        ``max_version``: the newest DLPack the consumer reads (``(1, 0)`` and later: a versioned capsule; None: the
+        legacy one). ``dl_device``: ``(kDLCPU, 0)`` exports a host copy of a CUDA tensor. ``copy``: True always
+        copies, False never (BufferError, or ValueError for a CUDA-to-host copy, if one is needed). Tensors that
+        require grad are refused, as in PyTorch.
+
+            >>> agnostic.tensor([1, 2]).__dlpack__()
+            <capsule object "dltensor" at 0x...>
+            >>> import numpy
+            >>> numpy.from_dlpack(agnostic.tensor([1.5, 2.5]))
+            array([1.5, 2.5], dtype=float32)
+        """
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._device.backend.ops.dlpack_export(self._data, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """``(DLPack device type, index)`` of this tensor's memory: ``(kDLCPU, 0)`` or ``(kDLCUDA, N)``.
+
+            >>> agnostic.zeros(2).__dlpack_device__()
+            (<DLDeviceType.kDLCPU: 1>, 0)
+        """
+        return self._device.backend.ops.dlpack_device(self._data)
+
+    @property
+    def __cuda_array_interface__(self):
+        """The CUDA array interface (version 3, ``stream``: this device's current stream) of a CUDA tensor, which
+        Numba, CuPy and PyTorch read without a copy. CPU tensors have none (``hasattr`` is False), as in PyTorch.
+
+            >>> hasattr(agnostic.zeros(2), "__cuda_array_interface__")
+            False
+            >>> agnostic.zeros(2, device="cuda").__cuda_array_interface__["version"]  # doctest: +SKIP
+            3
+        """
+        interface = self._device.backend.ops.cuda_array_interface(self._data)
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                               "aren't required, use var.detach() to get Variable that doesn't require grad.")
+        return interface
 
     def _host_array(self):
         return self._device.backend.to_host(self._data)[0]
@@ -492,6 +557,9 @@ class TensorBase:
             >>> x.grad_fn is None, (x * 2).grad_fn
             (True, <MulBackward0 object at 0x...>)
         """
+        view = self.__dict__.get("_view")
+        if view is not None and view.version != view.base._version:
+            view.refresh(self)  # its base changed in place since its grad_fn was made
         return self._grad_fn
 
     @property
@@ -667,6 +735,27 @@ class TensorBase:
             tensor([1.+0.j], dtype=agnostic.complex128)
         """
         return self.to(_dtypes.complex128)
+
+    # ----- the Python Array API standard's array attributes (the namespace is agnostic.array_api) ----------------
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Array API standard namespace for this tensor: ``agnostic.array_api`` (revisions 2021.12 to 2024.12).
+
+            >>> agnostic.ones(2).__array_namespace__().__array_api_version__
+            '2024.12'
+        """
+        from . import array_api as namespace  # lazily: built on agnostic's public API, which sits above this class
+        if api_version is not None and api_version not in namespace.SUPPORTED_VERSIONS:
+            raise ValueError(f"unsupported Array API version {api_version!r}: agnostic.array_api implements "
+                             f"{', '.join(namespace.SUPPORTED_VERSIONS)}")
+        return namespace
+
+    def to_device(self, device, /, *, stream=None):
+        """This tensor on ``device`` (the standard's name for ``.to(device)``; ``stream`` is not used).
+
+            >>> agnostic.ones(2).to_device("cpu").device
+            device(type='cpu')
+        """
+        return self.to(device)
 
 
 def _rebuild(array, device_text):

@@ -8,7 +8,7 @@ make plain tensors with ``_tensor.wrap`` and tell the two classes apart by ``Ten
 
 from typing import TYPE_CHECKING
 
-from . import _backend, _conversion, _dtypes, _legacy_types
+from . import _backend, _conversion, _dtypes, _layout, _legacy_types
 from ._backends import cuda as _cuda_backend
 from ._device import CPU
 from ._printing import tensor_repr
@@ -17,9 +17,15 @@ from .autograd import functions as _autograd_functions
 from .autograd.tracking import set_requires_grad
 from .cuda.memory import record_stream as _record_stream
 from .ops import (  # noqa: F401  (declarations)
-    creation, elementwise, indexing, linalg, random, reduction, shape, sorting, statistics,
+    complex, creation, elementwise, indexing, linalg, random, reduction, shape, sorting, statistics,
 )
 from .ops._registry import declared_methods, tensor_method
+
+# Tensor.new_zeros/new_ones/new_empty/new_full: declared in ops.creation, which the registry itself imports, so they
+# become methods here.
+for _factory in creation.NEW_FACTORIES:
+    tensor_method()(_factory)
+del _factory
 
 
 # ----- ops that need this layer, declared here: their methods come with the others --------------------------------
@@ -77,6 +83,15 @@ else:
     TensorMethods = declared_methods("TensorMethods", __name__)
     GradTensorMethods = declared_methods("GradTensorMethods", __name__, recording=True)
 
+
+
+def _never(name, what):
+    """A property that is False on every agnostic tensor (``is_sparse``...), with its documented example."""
+    return property(lambda self: False, doc=f"""False: agnostic has no {what} (``torch.Tensor.{name}``).
+
+            >>> agnostic.zeros(2).{name}
+            False
+        """)
 
 class Tensor(TensorMethods, TensorBase, role="plain"):
     """An n-dimensional array on a CPU or CUDA device, with PyTorch's semantics (``torch.Tensor``).
@@ -153,13 +168,14 @@ class Tensor(TensorMethods, TensorBase, role="plain"):
             return self
         return wrap(array, target)
 
-    def new_tensor(self, data, dtype=None, device=None):
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A new tensor from ``data`` (copied), with this tensor's dtype and device unless given.
 
             >>> agnostic.zeros(2, dtype=agnostic.float64).new_tensor([1, 2])
             tensor([1., 2.], dtype=agnostic.float64)
         """
-        return creation.tensor(data, dtype=dtype or self.dtype, device=device or self._device)
+        return creation.tensor(data, dtype=dtype or self.dtype, device=device or self._device,
+                               requires_grad=requires_grad)
 
     # ----- autograd --------------------------------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
@@ -241,6 +257,117 @@ class Tensor(TensorMethods, TensorBase, role="plain"):
         from .multiprocessing.sharing import is_shared  # lazily: import agnostic doesn't load multiprocessing
 
         return is_shared(self)
+
+    # ----- what PyTorch programs ask about a tensor's kind: agnostic's are dense, strided, on a CPU or CUDA ------
+    is_meta = _never("is_meta", "meta tensors (shapes without data)")
+    is_sparse = _never("is_sparse", "sparse COO tensors")
+    is_sparse_csr = _never("is_sparse_csr", "sparse CSR tensors")
+    is_quantized = _never("is_quantized", "quantized tensors")
+    is_nested = _never("is_nested", "nested tensors")
+    is_mkldnn = _never("is_mkldnn", "MKL-DNN tensors")
+    is_mps = _never("is_mps", "Apple GPUs (MPS)")
+    is_xpu = _never("is_xpu", "Intel GPUs (XPU)")
+    is_xla = _never("is_xla", "XLA devices")
+    is_ipu = _never("is_ipu", "Graphcore IPUs")
+    is_vulkan = _never("is_vulkan", "Vulkan devices")
+    is_maia = _never("is_maia", "MAIA accelerators")
+    is_mtia = _never("is_mtia", "MTIA accelerators")
+
+    @property
+    def layout(self):
+        """The memory layout: ``agnostic.strided``, the only one agnostic has (``torch.Tensor.layout``).
+
+            >>> agnostic.zeros(2, 3).layout
+            agnostic.strided
+        """
+        return _layout.strided
+
+    @property
+    def retains_grad(self):
+        """True for a non-leaf tensor whose ``retain_grad()`` was called (its ``.grad`` is kept by backward).
+
+            >>> x = agnostic.ones(2, requires_grad=True)
+            >>> y = x * 2
+            >>> y.retain_grad()
+            >>> x.retains_grad, y.retains_grad
+            (False, True)
+        """
+        node = self._grad_fn
+        retained = getattr(node, "retained_outputs", None) or {}
+        reference = retained.get(getattr(self, "_output_nr", 0))
+        return reference is not None and reference() is self
+
+    def is_conj(self):
+        """False: agnostic conjugates eagerly, so no tensor carries a lazy conjugate bit (``torch.is_conj``).
+
+            >>> agnostic.tensor([1 + 2j]).conj().is_conj()
+            False
+        """
+        return False
+
+    def is_neg(self):
+        """False: agnostic negates eagerly, so no tensor carries a lazy negative bit (``torch.is_neg``).
+
+            >>> agnostic.ones(2).is_neg()
+            False
+        """
+        return False
+
+    def is_inference(self):
+        """False: tensors made under ``agnostic.inference_mode`` are ordinary tensors without autograd history.
+
+            >>> agnostic.ones(2).is_inference()
+            False
+        """
+        return False
+
+    def is_distributed(self):
+        """False: agnostic has no distributed tensors (``torch.Tensor.is_distributed``).
+
+            >>> agnostic.ones(2).is_distributed()
+            False
+        """
+        return False
+
+    def is_signed(self):
+        """True when the dtype holds negative values (signed integers, floating point, complex).
+
+            >>> agnostic.ones(2).is_signed(), agnostic.ones(2, dtype=agnostic.uint8).is_signed()
+            (True, False)
+        """
+        return self.dtype.is_signed
+
+    def is_same_size(self, other):
+        """True when ``other`` has the same shape.
+
+            >>> agnostic.ones(2, 3).is_same_size(agnostic.zeros(2, 3))
+            True
+        """
+        return tuple(self.shape) == tuple(other.shape)
+
+    def is_nonzero(self):
+        """The truth of a one-element tensor's value; any other size is a RuntimeError, as ``torch.is_nonzero``.
+
+            >>> agnostic.tensor([0.5]).is_nonzero(), agnostic.tensor(0).is_nonzero()
+            (True, False)
+        """
+        count = self.numel()
+        if count != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if count == 0 else 'more than one value'} "
+                               "is ambiguous")
+        return bool(self.item() != 0)
+
+    def is_set_to(self, tensor):
+        """True when ``tensor`` views exactly the same memory (same start, shape and strides), as
+        ``torch.Tensor.is_set_to``.
+
+            >>> x = agnostic.zeros(4)
+            >>> x.is_set_to(x.view(4)), x.is_set_to(x[:2])
+            (True, False)
+        """
+        mine, theirs = self._data, tensor._data
+        return (self._device == tensor._device and mine.dtype == theirs.dtype and mine.shape == theirs.shape
+                and mine.strides == theirs.strides and _backend.data_pointer(mine) == _backend.data_pointer(theirs))
 
 
 class GradTensor(GradTensorMethods, Tensor, role="recording"):

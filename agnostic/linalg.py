@@ -3,7 +3,6 @@ PyTorch's batching, result dtypes, gradients and error types on every device."""
 
 import builtins
 import math
-from collections import namedtuple
 
 import numpy
 
@@ -36,22 +35,14 @@ class LinAlgError(RuntimeError):
     """
 
 
-def _named_tuple(name, fields):
-    """A named tuple printed as PyTorch's ``torch.return_types.<name>``."""
-    base = namedtuple(name, fields)
-    base.__repr__ = lambda self: (f"agnostic.return_types.{name}(\n"
-                                  + ",\n".join(f"{field}={getattr(self, field)!r}" for field in fields) + ")")
-    return base
-
-
-slogdet_result = _named_tuple("linalg_slogdet", ["sign", "logabsdet"])
-inv_ex_result = _named_tuple("linalg_inv_ex", ["inverse", "info"])
-cholesky_ex_result = _named_tuple("linalg_cholesky_ex", ["L", "info"])
-eigh_result = _named_tuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-eig_result = _named_tuple("linalg_eig", ["eigenvalues", "eigenvectors"])
-svd_result = _named_tuple("linalg_svd", ["U", "S", "Vh"])
-qr_result = _named_tuple("linalg_qr", ["Q", "R"])
-lstsq_result = _named_tuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+slogdet_result = _products.return_type("linalg_slogdet", ["sign", "logabsdet"])
+inv_ex_result = _products.return_type("linalg_inv_ex", ["inverse", "info"])
+cholesky_ex_result = _products.return_type("linalg_cholesky_ex", ["L", "info"])
+eigh_result = _products.return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+eig_result = _products.return_type("linalg_eig", ["eigenvalues", "eigenvectors"])
+svd_result = _products.return_type("linalg_svd", ["U", "S", "Vh"])
+qr_result = _products.return_type("linalg_qr", ["Q", "R"])
+lstsq_result = _products.return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
 # ----- checks and backend calls -----------------------------------------------------------------------------------
@@ -914,6 +905,177 @@ def matrix_exp(A):
     for _ in range(squarings):
         result = result.matmul(result)
     return result
+
+
+# ----- LU ---------------------------------------------------------------------------------------------------------
+lu_factor_result = _products.return_type("linalg_lu_factor", ["LU", "pivots"])
+lu_factor_ex_result = _products.return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+lu_result = _products.return_type("linalg_lu", ["P", "L", "U"])
+
+
+def _check_pivot(name, pivot):
+    if not pivot:
+        raise RuntimeError(f"linalg.{name}: LU without pivoting is not implemented; use pivot=True (the default)")
+
+
+def _check_lu_input(name, A):
+    if isinstance(A, TensorBase) and A.ndim < 2:
+        raise RuntimeError(f"torch.{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} "
+                           "instead")
+    _check_matrix(name, A, square=False)
+
+
+def _factor_arrays(A):
+    """``(LU, pivots, info)`` arrays of every matrix of ``A`` by the backend's ``lu_factor``; ``info`` is LAPACK's:
+    0, or the 1-based index of the first zero on U's diagonal (the matrix is singular)."""
+    device, data = A._device, A._data
+    rows, columns = data.shape[-2:]
+    batch = data.shape[:-2]
+    k = builtins.min(rows, columns)
+    backend = device.backend
+    xp = backend.xp
+    with backend.activate():
+        if k == 0 or math.prod(batch) == 0:
+            return xp.array(data, copy=True), xp.ones(batch + (k,), numpy.int32), xp.zeros(batch, numpy.int32)
+        factors, pivots = backend.ops.lu_factor(xp.ascontiguousarray(data.reshape((-1, rows, columns))))
+        factors, pivots = factors.reshape(data.shape), pivots.reshape(batch + (k,))
+        zero = xp.diagonal(factors, 0, -2, -1) == 0
+        info = xp.where(zero.any(-1), xp.argmax(zero.astype(numpy.int8), -1) + 1, 0).astype(numpy.int32)
+    return factors, pivots, info
+
+
+def _lu_factor_gradient(grads, result):
+    """PyTorch's ``linalg_lu_backward`` through the packed factors: ``A = P L U`` gives
+    ``gA = P L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}`` for a square matrix; a wide one's extra columns of
+    U (``U2 = L^{-1} P^T A2``) and a tall one's extra rows of L (``L2 = B2 U^{-1}``) pass their gradients through
+    the same solves."""
+    LU, pivots, _ = result
+    grad = grads[0]
+    P, L, U = _products.lu_unpack(LU, pivots)
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = builtins.min(m, n)
+    gL = grad.tril(-1)[..., :, :k]
+    gU = grad.triu()[..., :k, :]
+    if m == n:
+        inner = _mH(L).matmul(gL).tril(-1) + gU.matmul(_mH(U)).triu()
+        return P.matmul(solve(_mH(L), solve(_mH(U), inner, left=False)))
+    if m < n:  # A = P L [U1 U2]
+        U1, gU1, U2, gU2 = U[..., :k], gU[..., :k], U[..., k:], gU[..., k:]
+        inner = (_mH(L).matmul(gL) - gU2.matmul(_mH(U2))).tril(-1) + gU1.matmul(_mH(U1)).triu()
+        gA1 = solve(_mH(L), solve(_mH(U1), inner, left=False))
+        gA2 = solve(_mH(L), gU2)
+        return P.matmul(cat([gA1, gA2], -1))
+    # A = P [L1; L2] U
+    L1, gL1, L2, gL2 = L[..., :k, :], gL[..., :k, :], L[..., k:, :], gL[..., k:, :]
+    inner = _mH(L1).matmul(gL1).tril(-1) + (gU.matmul(_mH(U)) - _mH(L2).matmul(gL2)).triu()
+    gB1 = solve(_mH(L1), solve(_mH(U), inner, left=False))
+    gB2 = solve(_mH(U), gL2, left=False)
+    return P.matmul(cat([gB1, gB2], -2))
+
+
+@composite(namespace="agnostic.linalg", method=False, gradients={"A": _lu_factor_gradient})
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """``(LU, pivots, info)`` of the LU factorization with partial pivoting ``A = P L U`` of each matrix of ``A``
+    (any m x n; leading dims are batches), as ``torch.linalg.lu_factor_ex``: ``LU`` packs the unit lower ``L``
+    (its diagonal not stored) and ``U``; ``pivots`` (int32, 1-based, LAPACK's) say which row was exchanged with
+    row i; ``info`` (int32) is 0, or the 1-based index of the first zero on U's diagonal. A singular matrix raises
+    only with ``check_errors``.
+
+        >>> agnostic.linalg.lu_factor_ex(agnostic.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
+        tensor([2, 2], dtype=agnostic.int32)
+    """
+    _check_lu_input("linalg.lu_factor_ex", A)
+    _check_pivot("lu_factor_ex", pivot)
+    factors, pivots, info = _factor_arrays(A)
+    device = A._device
+    result = lu_factor_ex_result(_result(factors, A.dtype, device), finish(pivots, _dtypes.int32, device),
+                                 finish(info, _dtypes.int32, device))
+    if check_errors:
+        _raise_if_singular("torch.linalg.lu_factor_ex", A, result.info)
+    return result
+
+
+def _raise_if_singular(name, A, info):
+    failed = info.reshape(-1).cpu().numpy()
+    if failed.any():
+        index = int(numpy.flatnonzero(failed)[0])
+        position = int(failed[index])
+        raise RuntimeError(f"{name}: {_batch_text(A, index)}U[{position},{position}] is zero and using it on "
+                           "lu_solve would result in a division by zero. If you still want to perform the "
+                           "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def lu_factor(A, *, pivot=True):
+    """``(LU, pivots)`` of each matrix of ``A``, as ``torch.linalg.lu_factor`` (see ``lu_factor_ex``); raises a
+    RuntimeError for a singular matrix (use ``lu_factor_ex`` or ``lu`` to factor it anyway).
+
+        >>> LU, pivots = agnostic.linalg.lu_factor(agnostic.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> LU
+        tensor([[3.0000, 4.0000],
+                [0.3333, 0.6667]])
+    """
+    _check_lu_input("linalg.lu_factor", A)
+    _check_pivot("lu_factor", pivot)
+    LU, pivots, info = lu_factor_ex(A)
+    _raise_if_singular("torch.linalg.lu_factor", A, info)
+    return lu_factor_result(LU, pivots)
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def lu(A, *, pivot=True):
+    """``(P, L, U)`` with ``A = P @ L @ U`` for each matrix of ``A`` (m x n, k = min(m, n)): ``P`` an m x m
+    permutation matrix, ``L`` m x k unit lower triangular, ``U`` k x n upper triangular, as ``torch.linalg.lu``;
+    singular matrices are factored too.
+
+        >>> agnostic.linalg.lu(agnostic.tensor([[1.0, 2.0], [3.0, 4.0]])).P
+        tensor([[0., 1.],
+                [1., 0.]])
+    """
+    _check_lu_input("linalg.lu", A)
+    _check_pivot("lu", pivot)
+    LU, pivots, _ = lu_factor_ex(A)
+    return lu_result(*_products.lu_unpack(LU, pivots))
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``; ``A^H`` for ``A`` with ``adjoint``) from
+    ``A``'s ``lu_factor``, as ``torch.linalg.lu_solve``; batches broadcast.
+
+        >>> A = agnostic.tensor([[2.0, 1.0], [1.0, 3.0]])
+        >>> agnostic.linalg.lu_solve(*agnostic.linalg.lu_factor(A), agnostic.tensor([[3.0], [4.0]]))
+        tensor([[1.],
+                [1.]])
+    """
+    _check_matrix("lu_solve", LU, what="A")
+    _check_floating("lu_solve", B, "B")
+    check_same_device(LU, pivots, B)
+    if LU.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{_torch_name(LU.dtype)} and B of type {_torch_name(B.dtype)} instead")
+    if B.ndim < 2:
+        raise RuntimeError(f"linalg.lu_solve: The input tensor B must have at least 2 dimensions, got {B.ndim}; "
+                           "make a vector a column with B.unsqueeze(-1)")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {equation} "
+                           f"({_products._shape_text(LU.shape[-2:])} and {_products._shape_text(B.shape[-2:])})")
+    P, L, U = _products.lu_unpack(LU, pivots)
+    if left and not adjoint:  # X = U^-1 L^-1 P^T B
+        return solve(U, solve(L, P.mT.matmul(B)))
+    if left:  # A^H = U^H L^H P^T: X = P L^-H U^-H B
+        return P.matmul(solve(_mH(L), solve(_mH(U), B)))
+    if not adjoint:  # X = B U^-1 L^-1 P^T
+        return solve(L, solve(U, B, left=False), left=False).matmul(P.mT)
+    return solve(_mH(U), solve(_mH(L), B.matmul(P), left=False), left=False)  # X = B P L^-H U^-H
+
+
+# torch's top-level names (agnostic.det, x.inverse()...) call these (see agnostic/ops/linalg.py).
+_products.linalg_functions.update(det=det, slogdet=slogdet, inv=inv, pinv=pinv, matrix_power=matrix_power,
+                                  matrix_exp=matrix_exp, solve=solve, svd=svd, svdvals=svdvals,
+                                  lu_factor_ex=lu_factor_ex, lu_solve=lu_solve)
 
 
 __all__ = public_names(globals()) + ["LinAlgError"]

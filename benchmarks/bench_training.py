@@ -288,6 +288,8 @@ def main(argv=None):
     parser.add_argument("--device", choices=("cpu", "cuda", "all"), default="all",
                         help="which devices to measure (all: the CPU, and CUDA when available)")
     parser.add_argument("--quick", action="store_true", help="few steps and repeats (for tests)")
+    parser.add_argument("--model", action="append", choices=sorted({row[0] for row in ROWS}),
+                        help="measure only this model's rows (repeatable; default: every model)")
     parser.add_argument("--out", help="also write the report to this file")
     args = parser.parse_args(argv)
 
@@ -306,6 +308,8 @@ def main(argv=None):
         ours = Worker("agnostic", device_type)
         theirs = Worker("torch", device_type) if usable else None
         for model, batch, optimizer_name in ROWS:
+            if args.model and model not in args.model:
+                continue
             rows.append(measure(device_type, model, batch, optimizer_name, ours, theirs, args.quick))
         for worker in (ours, theirs):
             if worker is not None:

@@ -11,7 +11,8 @@ inspects the imported package. Inspection alone gets four things wrong, fixed he
 - An exported name whose home griffe can't load (``agnostic.ops`` is a namespace package; the legacy tensor types
   are made by code) would be an alias to nothing and vanish; so would a function exported under the name of its
   own submodule (``agnostic.autograd.gradcheck``). They are inspected where they are exported, as users see them.
-- Public class attributes whose value is ``None`` are dropped by inspection; they are added back.
+- Public class attributes, and module attributes listed in ``__all__``, whose value is ``None`` are dropped by
+  inspection; they are added back (``agnostic.array_api.newaxis``).
 
 It also shows each docstring's ``>>>`` examples as highlighted code blocks (Markdown would read a one-line docstring's
 example, dedented to the margin, as a quotation), without their ``# doctest:`` directives; and an instance that has
@@ -53,6 +54,13 @@ class AgnosticPublicNames(griffe.Extension):
                 agent.inspect(griffe.ObjectNode(value, name, parent=node))
             elif member is None and value is None and not name.startswith("_"):
                 cls.set_member(name, griffe.Attribute(name, value="None", parent=cls))
+
+    def on_module_members(self, *, node, mod, agent, **kwargs):
+        if not isinstance(agent, griffe.Inspector):
+            return
+        for name in getattr(node.obj, "__all__", ()):
+            if name not in mod.members and getattr(node.obj, name, ...) is None:
+                mod.set_member(name, griffe.Attribute(name, value="None", parent=mod))
 
     def on_package(self, *, pkg, loader, **kwargs):
         if pkg.path != "agnostic":

@@ -7,6 +7,7 @@ The reference is built from the docstrings by ``mkdocs build --strict`` (``mkdoc
 """
 
 import contextlib
+import datetime
 import doctest
 import importlib
 import inspect
@@ -27,6 +28,9 @@ PUBLIC_MODULES = [
     "agnostic.cuda.memory", "agnostic.cuda.comm", "agnostic.cuda.nvtx", "agnostic.accelerator",
     "agnostic.multiprocessing", "agnostic.linalg", "agnostic.fft", "agnostic.special", "agnostic.nn.utils",
     "agnostic.nn.utils.rnn", "agnostic.nn.utils.parametrizations", "agnostic.amp", "agnostic.cuda.amp",
+    "agnostic.nn.parallel", "agnostic.distributed", "agnostic.serialization", "agnostic.utils.dlpack",
+    "agnostic.utils.safetensors", "agnostic.backends", "agnostic.backends.cuda", "agnostic.backends.cudnn",
+    "agnostic.array_api", "agnostic.array_api.linalg", "agnostic.array_api.fft",
 ]
 # Python's plumbing on Tensor, not API: no docstring of their own, and not listed in the reference.
 TENSOR_PLUMBING = {"__dict__", "__doc__", "__module__", "__slots__", "__weakref__", "__init_subclass__",
@@ -79,8 +83,15 @@ def _from_python(obj):
     return callable(function) and not module.startswith("agnostic")
 
 
+def _plain_value(obj):
+    """Numbers, strings, None and durations (``array_api.pi``, ``backends.cudnn.benchmark``) can't carry a docstring
+    of their own: their module's documents them."""
+    return isinstance(obj, (bool, int, float, str, type(None), datetime.timedelta))
+
+
 def _without_example():
-    return {name for name, obj in public_objects().items() if not _from_python(obj) and ">>>" not in _docstring(obj)}
+    return {name for name, obj in public_objects().items()
+            if not _from_python(obj) and not _plain_value(obj) and ">>>" not in _docstring(obj)}
 
 
 # ----- the reference ---------------------------------------------------------------------------------------------

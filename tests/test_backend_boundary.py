@@ -10,7 +10,7 @@ import pathlib
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "agnostic"
-LAYER = ("_backends/", "_backend.py", "_device.py", "cuda/", "multiprocessing/cuda_ipc.py")
+LAYER = ("_backends/", "_backend.py", "_device.py", "cuda/", "multiprocessing/cuda_ipc.py", "distributed/_nccl.py")
 DEVICE_TYPES = {"cpu", "cuda"}
 
 
@@ -83,6 +83,10 @@ def test_the_branch_finder_finds_branches(source, expected):
     assert any(_is_device_type_test(c) for t in _branch_tests(tree) for c in ast.walk(t)) is expected
 
 
+# The row kernels a backend has when its ops module says ROW_KERNELS (softmax and layer_norm over the last dimension).
+ROW_KERNELS = {"softmax_rows", "softmax_backward_rows", "layer_norm_rows", "layer_norm_backward_rows"}
+
+
 def test_the_cpu_and_cuda_backends_offer_the_same_operations():
     from agnostic._backends import cpu, cpu_ops, cuda, cuda_ops
 
@@ -93,6 +97,9 @@ def test_the_cpu_and_cuda_backends_offer_the_same_operations():
     # The multi-tensor launch exists where the backend says it has multi-tensor kernels; the rest on both.
     for ops in (cpu_ops, cuda_ops):
         assert ("multi_tensor_apply" in public(ops)) is ops.MULTI_TENSOR_KERNELS
-    assert public(cpu_ops) - {"multi_tensor_apply"} == public(cuda_ops) - {"multi_tensor_apply"}
+        assert ROW_KERNELS.isdisjoint(public(ops)) is not ops.ROW_KERNELS
+    optional = {"multi_tensor_apply"} | ROW_KERNELS
+    assert public(cpu_ops) - optional == public(cuda_ops) - optional
+
     assert {n for n in vars(cpu.CPUBackend) if not n.startswith("_")} == \
         {n for n in vars(cuda.CUDABackend) if not n.startswith("_")}

@@ -237,4 +237,4 @@ print(len(caught)); print(caught[0].message)
     assert result.returncode == 0, result.stderr
     count, message = result.stdout.strip().split("\n", 1)
     assert count == "1"
-    assert "numba is not installed" in message and 'pip install "agnostic[fast-cpu]"' in message
+    assert "numba is not installed" in message and 'pip install "agnostic-tensor[fast-cpu]"' in message

@@ -15,7 +15,7 @@ from agnostic._backends import philox as _philox
 from agnostic._device import CPU
 from agnostic._backends import cuda_kernels, cuda_ops
 from agnostic.nn import functional
-from agnostic.nn.functional import _column_sums, _index_cross_entropy
+from agnostic.nn.functional import _column_sums, _fused_lstm, _index_cross_entropy
 from agnostic.ops import _relu_gradient
 from agnostic.optim import _fused
 
@@ -82,6 +82,9 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected |= {("agnostic_complex_divide", numpy.dtype(d)) for d in ("complex64", "complex128")}
     expected |= {("agnostic_float_to_integer", numpy.dtype(d)) for d in INTEGERS}
     expected.add(("agnostic_float64_to_float16", None))
+    expected |= {("agnostic_lstm_cell_forward", None), ("agnostic_lstm_cell_backward", None)}
+    expected |= {(f"agnostic_{op}_{part}rows", d) for op in ("softmax", "layer_norm") for part in ("", "backward_")
+                 for d in floats}
     assert declared == expected
 
 
@@ -108,16 +111,20 @@ def _sample_arguments(cupy, declared, dtype):
     result is a ``T``, else float32; arrays of the named dtype for a kernel's only parameter; typed scalars
     otherwise."""
     parameters = declared.in_params.split(",")
+    outputs = declared.out_params.split(",")
     t_dtype = dtype if "T" in declared.out_params.split() and dtype is not None else numpy.float32
     arguments = []
     for parameter in parameters:
-        *_, type_name, _ = parameter.split()  # after any modifier such as ``raw``
+        *modifiers, type_name, _ = parameter.split()  # after any modifier such as ``raw``
         if type_name == "T":
-            arguments.append(cupy.ones(4, t_dtype))
+            # a raw array is indexed by the kernel itself: room for the four gates of each of 4 elements
+            arguments.append(cupy.ones(16 if "raw" in modifiers else 4, t_dtype))
         elif len(parameters) == 1:
             arguments.append(cupy.ones(4, type_name))
         else:
             arguments.append(numpy.dtype(type_name).type(1))
+    if any(output.split()[0] == "raw" for output in outputs):  # CuPy can't size a raw output: pass them all
+        arguments += [cupy.empty(16 if output.split()[0] == "raw" else 4, t_dtype) for output in outputs]
     return arguments
 
 
@@ -154,6 +161,9 @@ def test_every_declared_kernel_runs_on_each_cuda_device(cuda_device, monkeypatch
         _run_philox(cuda_device)
         _run_divisions(rng, cuda_device)
         _run_conversions(rng, cuda_device)
+        _run_lstm(rng, cuda_device)
+        _run_softmax(rng, cuda_device)
+        _run_layer_norm(rng, cuda_device)
         cupy.cuda.get_current_stream().synchronize()
     assert looked_up == set(cuda_kernels.declared_kernels())
 
@@ -181,6 +191,65 @@ def _run_cross_entropy(rng, device):
         tolerance = 1e-5 if dtype == "float32" else 1e-12
         numpy.testing.assert_allclose(losses[1], losses[0], rtol=tolerance)
         numpy.testing.assert_allclose(grads[1], grads[0], rtol=tolerance, atol=tolerance / rows)
+
+
+def _run_lstm(rng, device):
+    """The fused LSTM layer (both cell kernels) against the CPU's, values and gradients, float32 and float64."""
+    for dtype in ("float32", "float64"):
+        arrays = [rng.standard_normal(shape).astype(dtype) * 0.5
+                  for shape in ((6, 3, 4), (3, 5), (3, 5), (20, 4), (20, 5), (20,), (20,))]
+        results = []
+        for where in ("cpu", device):
+            tensors = [agnostic.tensor(array, device=where, requires_grad=True) for array in arrays]
+            outputs = _fused_lstm.LSTMLayer.apply(*tensors, False, None)
+            sum(output.sum() * (k + 1) for k, output in enumerate(outputs)).backward()
+            results.append([o.detach().cpu().numpy() for o in outputs] + [t.grad.cpu().numpy() for t in tensors])
+        for got, expected in zip(results[1], results[0]):
+            numpy.testing.assert_allclose(got, expected, rtol=1e-4 if dtype == "float32" else 1e-12, atol=1e-5)
+
+
+def _run_softmax(rng, device):
+    """softmax and log_softmax over the last dimension (both row kernels), values and gradients against the CPU's,
+    with a NaN row and an all -inf row (NaN results, as NumPy's), and rows longer than a warp."""
+    for dtype, cols in itertools.product(("float32", "float64"), (3, 70)):
+        x = rng.standard_normal((5, cols)).astype(dtype)
+        x[1, 0], x[2, :] = numpy.nan, -numpy.inf
+        g = rng.standard_normal((5, cols)).astype(dtype)
+        for function in (agnostic.softmax, agnostic.log_softmax):
+            results = []
+            for where in ("cpu", device):
+                input = agnostic.tensor(x, device=where, requires_grad=True)
+                output = function(input, -1)
+                output.backward(agnostic.tensor(g, device=where))
+                results.append((output.detach().cpu().numpy(), input.grad.cpu().numpy()))
+            for got, expected in zip(results[1], results[0]):
+                numpy.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-7)
+
+
+def _run_layer_norm(rng, device):
+    """layer_norm over one and two trailing dimensions, with and without weight and bias: values, gradients and a
+    second derivative (the recorded backward) against the CPU's composed form."""
+    for dtype, (shape, normalized), affine in itertools.product(
+            ("float32", "float64"), (((6, 70), (70,)), ((2, 3, 4, 5), (4, 5))), (True, False)):
+        x = rng.standard_normal(shape).astype(dtype)
+        w, b = rng.standard_normal((2,) + normalized).astype(dtype)
+        g = rng.standard_normal(shape).astype(dtype)
+        results = []
+        for where in ("cpu", device):
+            input = agnostic.tensor(x, device=where, requires_grad=True)
+            weight, bias = (agnostic.tensor(v, device=where, requires_grad=True) for v in (w, b)) if affine \
+                else (None, None)
+            output = functional.layer_norm(input, normalized, weight, bias)
+            grads = agnostic.autograd.grad(output, [t for t in (input, weight, bias) if t is not None],
+                                           agnostic.tensor(g, device=where), create_graph=True)
+            (second,) = agnostic.autograd.grad(grads[0].pow(2).sum(), input)
+            results.append([output.detach().cpu().numpy(), second.cpu().numpy()]
+                           + [grad.detach().cpu().numpy() for grad in grads])
+            output = functional.layer_norm(input, normalized, weight, bias)  # the plain backward, not recorded
+            output.backward(agnostic.tensor(g, device=where))
+            results[-1].append(input.grad.cpu().numpy())
+        for got, expected in zip(results[1], results[0]):
+            numpy.testing.assert_allclose(got, expected, rtol=2e-4 if dtype == "float32" else 1e-10, atol=2e-4)
 
 
 def _run_column_sums(cupy, rng, device):

@@ -83,7 +83,7 @@ def _check_common(report):
 def test_without_cupy():
     report = run_json("import sys\nsys.modules['cupy'] = None\n" + textwrap.dedent(_PROBE))
     for message in _check_common(report):
-        assert "agnostic[cuda12]" in message, message
+        assert "agnostic-tensor[cuda12]" in message, message
         assert "CuPy" in message, message
     assert report["cupy_imported"] is False
 

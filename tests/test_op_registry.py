@@ -29,8 +29,15 @@ def test_every_op_documents_a_working_example(op):
     examples = [(line[4:], " ".join(_printed_after(lines, i))) for i, line in enumerate(lines)
                 if line.startswith(">>> ")]
     assert examples, f"{op.name}'s docstring has no example"
+    namespace = {"agnostic": agnostic}
     for source, printed in examples:
-        result = eval(source, {"agnostic": agnostic})
+        try:
+            code = compile(source, "<example>", "eval")
+        except SyntaxError:  # a statement (``L = ...``): it prints nothing, and later lines may use what it binds
+            exec(source, namespace)
+            assert not printed, f"{source} is a statement, but the docstring shows it printing {printed}"
+            continue
+        result = eval(code, namespace)
         assert _squeezed(repr(result)) == _squeezed(printed), f"{source} printed {result!r}"
 
 

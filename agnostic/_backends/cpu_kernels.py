@@ -1,4 +1,4 @@
-"""Multi-core CPU kernels where numba is installed (``pip install "agnostic[fast-cpu]"``), NumPy's ufuncs where not.
+"""Multi-core CPU kernels where numba is installed (``pip install "agnostic-tensor[fast-cpu]"``), NumPy's ufuncs where not.
 
 NumPy's ufuncs run on one core. For large float32/float64 arrays, the functions here run numba-compiled kernels
 (``numba_kernels``) on all cores, in one pass over memory: ReLU and its gradient, ``+ - * /`` of two arrays, a
@@ -27,7 +27,7 @@ import numpy
 # over memory (ReLU, a + b) gains from 4 MiB, an optimizer's update (a dozen passes in NumPy) from 256 KiB.
 MIN_BYTES = 1 << 22
 MIN_UPDATE_BYTES = 1 << 18
-FAST_CPU_EXTRA = 'pip install "agnostic[fast-cpu]"'
+FAST_CPU_EXTRA = 'pip install "agnostic-tensor[fast-cpu]"'
 _FLOATS = frozenset((numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)))
 
 _kernels = None  # the numba_kernels module once loaded; False where it can't be (or in a forked child)

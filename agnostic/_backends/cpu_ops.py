@@ -11,10 +11,11 @@ import numpy
 
 from .. import _conversion
 from ..ops import _division
-from . import cpu_kernels
+from . import cpu_kernels, dlpack, lstm_steps
 from .special import erf_numpy, library_function
 
 MULTI_TENSOR_KERNELS = False  # no one-launch update of many tensors: optimizers update each host tensor in turn
+ROW_KERNELS = False  # softmax and layer_norm over rows: NumPy's composed forms are already one pass per step
 _BLOCK = 1 << 16  # elements per relu_gradient block
 _ONES: dict = {}  # dtype -> the vector of ones column_sums multiplies by
 _FEW_CLASSES = 32  # with at most this many classes and at least _MANY_ROWS rows, reduce column by column
@@ -195,3 +196,193 @@ def scatter_minimum(target, positions, values):
     """``target[positions] = minimum(target[positions], values)`` in place, every repeated position taken into
     account (a NaN wins)."""
     numpy.minimum.at(target, positions, values)
+
+
+_CAPACITY: list = []  # [bytes of physical memory and swap], read on first use
+
+
+def memory_capacity():
+    """The most bytes arrays here could ever take, physical memory plus swap (read once), or None where the system
+    doesn't say; allocation requests beyond it are refused up front (see ``agnostic._allocation``)."""
+    if not _CAPACITY:
+        _CAPACITY.append(_physical_memory_and_swap())
+    return _CAPACITY[0]
+
+
+def _physical_memory_and_swap():
+    import os
+
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name: no limit known
+        return None
+    if physical <= 0:
+        return None
+    swap = 0
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("SwapTotal:"):
+                    swap = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return physical + swap
+
+
+def set_matmul_tf32(allowed):
+    """Whether float32 matrix products may use TF32 (``backends.cuda.matmul.allow_tf32``): NumPy's BLAS has no
+    TF32, so nothing changes on the CPU; the same in ``cuda_ops``."""
+
+
+_GATE_AFFINES: dict = {}  # (hidden size, dtype) -> the rows _gate_affine gives
+
+
+def _gate_affine(size, dtype):
+    """``(scale, shift)`` rows over the 4H gate columns: sigmoid(x) = 0.5 + 0.5 * tanh(x / 2) on the input, forget
+    and output gates, tanh itself on the candidate, so one tanh pass over the row computes all four gates."""
+    key = (size, dtype)
+    if key not in _GATE_AFFINES:
+        scale = numpy.full(4 * size, 0.5, dtype)
+        scale[2 * size:3 * size] = 1
+        shift = numpy.full(4 * size, 0.5, dtype)
+        shift[2 * size:3 * size] = 0
+        _GATE_AFFINES[key] = scale, shift
+    return _GATE_AFFINES[key]
+
+
+def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
+    """One LSTM time step of a batch: the gates ``sigmoid/tanh(projected + recurrent)`` ((B, 4H), PyTorch's gate
+    order) into ``gates``, the new cell state into ``cell`` and the new hidden state into ``hidden`` ((B, H)), in a
+    few whole-row NumPy passes (each of its vectorized loops beats a per-element kernel on one core)."""
+    size = cell.shape[-1]
+    scale, shift = _gate_affine(size, gates.dtype)
+    numpy.add(projected, recurrent, out=gates)
+    numpy.multiply(gates, scale, out=gates)
+    numpy.tanh(gates, out=gates)
+    numpy.multiply(gates, scale, out=gates)
+    numpy.add(gates, shift, out=gates)
+    input_gate, forget_gate, candidate, output_gate = (gates[:, k * size:(k + 1) * size] for k in range(4))
+    numpy.multiply(forget_gate, cell_prev, out=cell)
+    numpy.multiply(input_gate, candidate, out=hidden)
+    numpy.add(cell, hidden, out=cell)
+    numpy.tanh(cell, out=hidden)
+    numpy.multiply(output_gate, hidden, out=hidden)
+
+
+def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell, grad_cell_prev, grad_gates):
+    """The gradients of one LSTM time step: with respect to the gates' pre-activations into ``grad_gates`` (B, 4H)
+    and to the previous cell state into ``grad_cell_prev`` (B, H), from the gradients reaching the step's hidden
+    state (``grad_hidden`` from the next step, ``grad_output`` from the layer's output) and cell state."""
+    size = cell.shape[-1]
+    input_gate, forget_gate, candidate, output_gate = (gates[:, k * size:(k + 1) * size] for k in range(4))
+    grad_input, grad_forget, grad_candidate, grad_output_gate = (grad_gates[:, k * size:(k + 1) * size]
+                                                                 for k in range(4))
+    hidden_total = grad_hidden + grad_output
+    tanh_cell = numpy.tanh(cell)
+    numpy.multiply(hidden_total, tanh_cell, out=grad_output_gate)
+    # cell_total = grad_cell + hidden_total * output_gate * (1 - tanh_cell^2), built in grad_cell_prev
+    numpy.multiply(tanh_cell, tanh_cell, out=tanh_cell)
+    numpy.subtract(1, tanh_cell, out=tanh_cell)
+    numpy.multiply(tanh_cell, output_gate, out=tanh_cell)
+    numpy.multiply(tanh_cell, hidden_total, out=tanh_cell)
+    cell_total = numpy.add(tanh_cell, grad_cell, out=tanh_cell)
+    numpy.multiply(cell_total, candidate, out=grad_input)
+    numpy.multiply(cell_total, cell_prev, out=grad_forget)
+    numpy.multiply(cell_total, input_gate, out=grad_candidate)
+    numpy.multiply(cell_total, forget_gate, out=grad_cell_prev)
+    # the activations' derivatives: s * (1 - s) for the sigmoid gates, 1 - g^2 for the candidate
+    slopes = numpy.subtract(1, gates)
+    numpy.multiply(slopes, gates, out=slopes)
+    candidate_slope = slopes[:, 2 * size:3 * size]
+    numpy.multiply(candidate, candidate, out=candidate_slope)
+    numpy.subtract(1, candidate_slope, out=candidate_slope)
+    numpy.multiply(grad_gates, slopes, out=grad_gates)
+
+
+# ----- DLPack and __cuda_array_interface__ -------------------------------------------------------------------------
+def dlpack_device(array):
+    """``__dlpack_device__`` of a host array: ``(kDLCPU, 0)``."""
+    return dlpack.CPU_DEVICE
+
+
+def dlpack_export(array, stream, max_version, dl_device, copy):
+    """A DLPack capsule of a NumPy array (``__dlpack__``'s keywords, as the Array API standard gives them).
+
+    The CPU has no streams: ``stream`` is None (or -1, "no synchronization", which PyTorch also accepts). bfloat16,
+    which NumPy's DLPack does not know, leaves as its uint16 bits relabelled kDLBfloat.
+    """
+    if stream is not None and stream != -1:
+        raise BufferError(f"a CPU tensor has no stream to synchronize with: pass stream=None (got stream={stream!r})")
+    bfloat16 = array.dtype.name == "bfloat16"
+    exported = array.view(numpy.uint16) if bfloat16 else array
+    capsule = exported.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+    if bfloat16:
+        dlpack.retype(capsule, dlpack.BFLOAT, 16)
+    return capsule
+
+
+def dlpack_import(producer, copy):
+    """A NumPy array sharing the host memory of ``producer`` (an object with ``__dlpack__`` or a capsule), copied
+    when ``copy`` is True; ``copy=False`` refuses a producer's copy."""
+    if dlpack.is_capsule(producer):
+        capsule, copied = producer, copy is not True
+    else:
+        capsule, copied = dlpack.request_capsule(producer, copy=copy)
+    code, bits, _ = dlpack.capsule_dtype(capsule)
+    bfloat16 = code == dlpack.BFLOAT and bits == 16
+    if bfloat16:
+        dlpack.retype(capsule, dlpack.UNSIGNED_INTEGER, 16)
+    if dlpack.is_legacy(capsule):
+        array = numpy.asarray(dlpack.LegacyCapsuleMemory(capsule))
+    else:
+        array = numpy.from_dlpack(dlpack.CapsuleProducer(capsule))
+    if bfloat16:
+        import ml_dtypes
+
+        array = array.view(ml_dtypes.bfloat16)
+    return array if copied else array.copy()
+
+
+def cuda_array_interface(array):
+    """``__cuda_array_interface__`` of host memory: there is none (AttributeError, so ``hasattr`` is False)."""
+    raise AttributeError("Can't get __cuda_array_interface__ on a CPU tensor; if CUDA data is required, use "
+                         "tensor.cuda() to copy the tensor to device memory")
+
+
+def array_from_cuda_interface(obj):
+    """An array sharing the device memory of an object with ``__cuda_array_interface__``: not a host array."""
+    raise TypeError(f"{type(obj).__name__} exposes __cuda_array_interface__ (CUDA memory): make a CUDA tensor of it")
+
+
+def lstm_forward_steps(projected, first_hidden, first_cell, weight_hh, recurrent, gates, cells, outputs, reverse):
+    """An LSTM layer direction's time steps (``lstm_steps.forward``)."""
+    lstm_steps.forward(numpy, lstm_cell_forward, projected, first_hidden, first_cell, weight_hh, recurrent, gates,
+                       cells, outputs, reverse)
+
+
+def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden, grad_cell, spare, grad_gates,
+                        reverse):
+    """The gradients of an LSTM layer direction's steps (``lstm_steps.backward``)."""
+    lstm_steps.backward(numpy, lstm_cell_backward, gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden,
+                        grad_cell, spare, grad_gates, reverse)
+
+
+def lu_factor(matrices):
+    """``(LU, pivots)`` of a stack of (m, n) matrices (b, m, n), each by LAPACK's ``getrf`` through SciPy: the unit
+    lower factor (its diagonal not stored) and the upper one packed in one (b, m, n) array, and (b, min(m, n))
+    int32 pivots, 1-based as LAPACK's and PyTorch's (row i was exchanged with row pivots[i] - 1). A singular
+    matrix is factored as well, silently (SciPy would warn)."""
+    import warnings
+
+    import scipy.linalg
+
+    count, rows, columns = matrices.shape
+    factors = numpy.empty(matrices.shape, matrices.dtype)
+    pivots = numpy.empty((count, min(rows, columns)), numpy.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        for index in range(count):
+            factors[index], rows_exchanged = scipy.linalg.lu_factor(matrices[index], check_finite=False)
+            pivots[index] = rows_exchanged + 1
+    return factors, pivots
+

@@ -417,6 +417,201 @@ def _column_sums(dtype):
                   template=True)
 
 
+# ----- one LSTM time step (agnostic.nn.functional._fused_lstm) ---------------------------------------------------
+# One thread per (batch row b, hidden unit j); the four gates of unit j sit at columns j, j + H, j + 2H, j + 3H of
+# row b (PyTorch's order: input, forget, candidate, output), so each thread reads and writes its own four.
+_LSTM_GATES = """
+    const long long row = (i / size) * 4 * size + i % size;
+"""
+
+
+@_declares("agnostic_lstm_cell_forward")
+def _lstm_cell_forward():
+    return Kernel(
+        "elementwise", "agnostic_lstm_cell_forward",
+        in_params="raw T projected, raw T recurrent, T cell_prev, int64 size",
+        out_params="T cell, T hidden, raw T gates",
+        source=_LSTM_GATES + """
+            const T input_gate = (T)1 / ((T)1 + exp(-(projected[row] + recurrent[row])));
+            const T forget_gate = (T)1 / ((T)1 + exp(-(projected[row + size] + recurrent[row + size])));
+            const T candidate = tanh(projected[row + 2 * size] + recurrent[row + 2 * size]);
+            const T output_gate = (T)1 / ((T)1 + exp(-(projected[row + 3 * size] + recurrent[row + 3 * size])));
+            const T new_cell = forget_gate * cell_prev + input_gate * candidate;
+            cell = new_cell;
+            hidden = output_gate * tanh(new_cell);
+            gates[row] = input_gate;
+            gates[row + size] = forget_gate;
+            gates[row + 2 * size] = candidate;
+            gates[row + 3 * size] = output_gate;
+            """)
+
+
+@_declares("agnostic_lstm_cell_backward")
+def _lstm_cell_backward():
+    return Kernel(
+        "elementwise", "agnostic_lstm_cell_backward",
+        in_params="raw T gates, T cell, T cell_prev, T grad_hidden, T grad_output, T grad_cell, int64 size",
+        out_params="T grad_cell_prev, raw T grad_gates",
+        source=_LSTM_GATES + """
+            const T input_gate = gates[row], forget_gate = gates[row + size];
+            const T candidate = gates[row + 2 * size], output_gate = gates[row + 3 * size];
+            const T tanh_cell = tanh(cell);
+            const T hidden_total = grad_hidden + grad_output;
+            const T cell_total = grad_cell + hidden_total * output_gate * ((T)1 - tanh_cell * tanh_cell);
+            grad_gates[row] = cell_total * candidate * input_gate * ((T)1 - input_gate);
+            grad_gates[row + size] = cell_total * cell_prev * forget_gate * ((T)1 - forget_gate);
+            grad_gates[row + 2 * size] = cell_total * input_gate * ((T)1 - candidate * candidate);
+            grad_gates[row + 3 * size] = hidden_total * tanh_cell * output_gate * ((T)1 - output_gate);
+            grad_cell_prev = cell_total * forget_gate;
+            """)
+
+
+# ----- softmax over the last axis (agnostic.ops.elementwise.softmax / log_softmax) -----------------------------
+# One warp per row: the row's maximum (NaN wins, as NumPy's), the sum of exponentials, then the results; the
+# arithmetic is the composed form's, (x - max) first.
+_SOFTMAX_SOURCE = r"""
+template <typename T>
+__device__ __forceinline__ T agnostic_nan_max(T a, T b) { return (b > a || b != b) ? b : a; }
+
+template <typename T>
+__device__ __forceinline__ T agnostic_warp_max(T value) {
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = agnostic_nan_max(value, __shfl_xor_sync(0xffffffff, value, offset));
+    return value;
+}
+
+template <typename T>
+__device__ __forceinline__ T agnostic_warp_sum(T value) {
+    for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffff, value, offset);
+    return value;
+}
+
+template <typename T>
+__global__ void agnostic_softmax_rows(const T* x, T* y, long long rows, long long cols, int logarithm) {
+    const long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const T* in = x + row * cols;
+    T* out = y + row * cols;
+    T largest = in[0];  // every row has an element; NVRTC has no INFINITY to start from
+    for (long long c = lane; c < cols; c += 32) largest = agnostic_nan_max(largest, in[c]);
+    largest = agnostic_warp_max(largest);
+    T total = 0;
+    for (long long c = lane; c < cols; c += 32) total += exp(in[c] - largest);
+    total = agnostic_warp_sum(total);
+    if (logarithm) {
+        const T log_total = log(total);
+        for (long long c = lane; c < cols; c += 32) out[c] = (in[c] - largest) - log_total;
+    } else {
+        for (long long c = lane; c < cols; c += 32) out[c] = exp(in[c] - largest) / total;
+    }
+}
+
+template <typename T>
+__global__ void agnostic_softmax_backward_rows(const T* grad, const T* result, T* out, long long rows, long long cols,
+                                               int logarithm) {
+    const long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const T* g = grad + row * cols;
+    const T* r = result + row * cols;
+    T* o = out + row * cols;
+    T total = 0;
+    for (long long c = lane; c < cols; c += 32) total += logarithm ? g[c] : g[c] * r[c];
+    total = agnostic_warp_sum(total);
+    if (logarithm) {
+        for (long long c = lane; c < cols; c += 32) o[c] = g[c] - exp(r[c]) * total;
+    } else {
+        for (long long c = lane; c < cols; c += 32) o[c] = r[c] * (g[c] - total);
+    }
+}
+"""
+
+
+def _softmax_kernel(name):
+    def declare(dtype):
+        return Kernel("module", f"{name}<{_C_TYPES[dtype]}>", _SOFTMAX_SOURCE, options=("-std=c++14",),
+                      template=True)
+    return declare
+
+
+for _name in ("agnostic_softmax_rows", "agnostic_softmax_backward_rows"):
+    _declares(_name, _FLOATS)(_softmax_kernel(_name))
+
+
+# ----- layer_norm over the last axis (agnostic.nn.functional.layer_norm) ------------------------------------------
+# One warp per row, as softmax's (its helpers are in the same source): the mean, then the mean of squared deviations
+# (NumPy's var, two passes), then (x - mean) * rsqrt(var + eps) * weight + bias; the gradient kernel also writes
+# grad * normalized for the weight's gradient (a column sum).
+_LAYER_NORM_SOURCE = _SOFTMAX_SOURCE + r"""
+template <typename T>
+__global__ void agnostic_layer_norm_rows(const T* x, const T* weight, const T* bias, T* y, T* mean_out, T* rstd_out,
+                                         long long rows, long long cols, double eps, int has_weight, int has_bias) {
+    const long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const T* in = x + row * cols;
+    T* out = y + row * cols;
+    T total = 0;
+    for (long long c = lane; c < cols; c += 32) total += in[c];
+    const T mean = agnostic_warp_sum(total) / (T)cols;
+    T squares = 0;
+    for (long long c = lane; c < cols; c += 32) squares += (in[c] - mean) * (in[c] - mean);
+    const T rstd = (T)1 / sqrt(agnostic_warp_sum(squares) / (T)cols + (T)eps);
+    for (long long c = lane; c < cols; c += 32) {
+        T value = (in[c] - mean) * rstd;
+        if (has_weight) value *= weight[c];
+        if (has_bias) value += bias[c];
+        out[c] = value;
+    }
+    if (lane == 0) {
+        mean_out[row] = mean;
+        rstd_out[row] = rstd;
+    }
+}
+
+template <typename T>
+__global__ void agnostic_layer_norm_backward_rows(const T* grad, const T* x, const T* weight, const T* mean,
+                                                  const T* rstd, T* grad_input, T* grad_normalized, long long rows,
+                                                  long long cols, int has_weight) {
+    const long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const T* g = grad + row * cols;
+    const T* in = x + row * cols;
+    T* dx = grad_input + row * cols;
+    T* gn = grad_normalized + row * cols;
+    const T m = mean[row], r = rstd[row];
+    T sum_g = 0, sum_gx = 0;
+    for (long long c = lane; c < cols; c += 32) {
+        const T normalized = (in[c] - m) * r;
+        const T scaled = has_weight ? g[c] * weight[c] : g[c];
+        sum_g += scaled;
+        sum_gx += scaled * normalized;
+        gn[c] = g[c] * normalized;
+    }
+    sum_g = agnostic_warp_sum(sum_g) / (T)cols;
+    sum_gx = agnostic_warp_sum(sum_gx) / (T)cols;
+    for (long long c = lane; c < cols; c += 32) {
+        const T normalized = (in[c] - m) * r;
+        const T scaled = has_weight ? g[c] * weight[c] : g[c];
+        dx[c] = r * (scaled - sum_g - normalized * sum_gx);
+    }
+}
+"""
+
+
+def _layer_norm_kernel(name):
+    def declare(dtype):
+        return Kernel("module", f"{name}<{_C_TYPES[dtype]}>", _LAYER_NORM_SOURCE, options=("-std=c++14",),
+                      template=True)
+    return declare
+
+
+for _name in ("agnostic_layer_norm_rows", "agnostic_layer_norm_backward_rows"):
+    _declares(_name, _FLOATS)(_layer_norm_kernel(_name))
+
+
 # ----- optimizer updates, one multi-tensor kernel per algorithm and dtype (agnostic.optim._fused) ------------------
 MULTI_TENSOR_CHUNK = 4096  # elements per thread block: the host's launch table splits tensors into chunks this size
 

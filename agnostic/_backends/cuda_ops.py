@@ -3,15 +3,19 @@ kernel or two from ``cuda_kernels``, where CuPy's generic functions would launch
 namesakes of ``cpu_ops``' functions, same arguments and results; the ops reach them as ``device.backend.ops``.
 """
 
+import os
+import warnings
+
 import numpy
 
 from .. import _conversion
 from ..ops import _division
-from . import cuda_kernels
-from .cupy_loader import require_cupy
+from . import cuda_kernels, dlpack, lstm_steps
+from .cupy_loader import require_cupy, state as cupy_loader_state
 from .special import library_function
 
 MULTI_TENSOR_KERNELS = True  # optimizers update every contiguous parameter of a dtype in one launch
+ROW_KERNELS = True  # softmax_rows, layer_norm_rows and their gradients: a kernel each where CuPy launches several
 _ROWS_PER_BLOCK = 8  # one warp per row
 _WARPS = 32  # of the one block that takes up to _ONE_BLOCK_ROWS rows
 _ONE_BLOCK_ROWS = 16384
@@ -204,3 +208,179 @@ def scatter_minimum(target, positions, values):
     """``target[positions] = minimum(target[positions], values)`` in place, every repeated position taken into
     account (``cupyx.scatter_min``, atomic)."""
     _scatter_extreme("scatter_min", target, positions, values)
+
+
+def memory_capacity():
+    """None: no request is refused before it reaches CuPy's allocator, whose ``OutOfMemoryError`` (PyTorch's
+    error for CUDA) names the request and the device's memory, whatever the size."""
+    return None
+
+
+def set_matmul_tf32(allowed):
+    """Let float32 (and complex64) matrix products use TF32 tensor cores, or not (``backends.cuda.matmul.allow_tf32``).
+
+    CuPy's only documented switch is the ``CUPY_TF32`` environment variable, which it reads at a process's first
+    float32 product (``cupy/_core/_routines_linalg.pyx``, ``get_compute_type``) and never again: so the setting takes
+    effect when made before CUDA computes anything, and a later change warns that it comes too late."""
+    wanted = "1" if allowed else "0"
+    if cupy_loader_state.initialized and os.environ.get("CUPY_TF32", "0") != wanted:
+        warnings.warn("backends.cuda.matmul.allow_tf32 (or set_float32_matmul_precision) changed after CUDA was "
+                       "first used: CuPy may already have fixed the float32 matmul precision for this process; set it "
+                       "at the start of the program", UserWarning, stacklevel=4)
+    os.environ["CUPY_TF32"] = wanted
+
+
+def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
+    """One LSTM time step of a batch: the gates ``sigmoid/tanh(projected + recurrent)`` ((B, 4H), PyTorch's gate
+    order) into ``gates``, the new cell state into ``cell`` and the new hidden state into ``hidden`` ((B, H)):
+    one kernel."""
+    cuda_kernels.kernel("agnostic_lstm_cell_forward")(projected, recurrent, cell_prev, cell_prev.shape[-1], cell,
+                                                      hidden, gates)
+
+
+def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell, grad_cell_prev, grad_gates):
+    """The gradients of one LSTM time step: with respect to the gates' pre-activations into ``grad_gates`` (B, 4H)
+    and to the previous cell state into ``grad_cell_prev`` (B, H), from the gradients reaching the step's hidden
+    state (``grad_hidden`` from the next step, ``grad_output`` from the layer's output) and cell state: one
+    kernel."""
+    cuda_kernels.kernel("agnostic_lstm_cell_backward")(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell,
+                                                       cell.shape[-1], grad_cell_prev, grad_gates)
+
+
+# ----- DLPack and __cuda_array_interface__ -------------------------------------------------------------------------
+def dlpack_device(array):
+    """``__dlpack_device__`` of a CuPy array: ``(kDLCUDA, index)`` (``kDLCUDAManaged`` for managed memory)."""
+    device_type, index = array.__dlpack_device__()
+    return dlpack.DLDeviceType(device_type), index
+
+
+def dlpack_export(array, stream, max_version, dl_device, copy):
+    """A DLPack capsule of a CuPy array, by CuPy's ``__dlpack__``: the consumer's ``stream`` (None: the legacy
+    default stream; -1: no ordering) waits for an event recorded on the array's device's current stream, so the work
+    queued there is visible to it. ``dl_device=(kDLCPU, 0)`` exports a host copy. CuPy copies only to the host, so a
+    same-device ``copy=True`` is made here, on the current stream, before that event."""
+    cupy = require_cupy()
+    with cupy.cuda.Device(array.device.id):
+        same_device = dl_device is None or tuple(dl_device) == tuple(array.__dlpack_device__())
+        if copy is True and same_device:
+            capsule = array.copy().__dlpack__(stream=stream, max_version=max_version)
+            dlpack.mark_copied(capsule)
+            return capsule
+        return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+
+def dlpack_import(producer, copy):
+    """A CuPy array sharing the device memory of ``producer`` (an object with ``__dlpack__`` or a capsule), by
+    ``cupy.from_dlpack`` on that device, which hands the producer its current stream; copied when ``copy`` is True,
+    and ``copy=False`` refuses a producer's copy."""
+    cupy = require_cupy()
+    _, index = dlpack.device_of(dlpack.producer_device(producer))
+    with cupy.cuda.Device(index):
+        if dlpack.is_capsule(producer):
+            array = cupy.from_dlpack(producer)
+        else:  # CuPy's producer refuses copy=True on its own device: ask for the memory, copy it here
+            array = cupy.from_dlpack(producer, copy=False if copy is False else None)
+        return array.copy() if copy is True else array
+
+
+def cuda_array_interface(array):
+    """CuPy's ``__cuda_array_interface__`` (version 3) of an array, its ``stream`` the device's current stream."""
+    cupy = require_cupy()
+    with cupy.cuda.Device(array.device.id):
+        return array.__cuda_array_interface__
+
+
+def array_from_cuda_interface(obj):
+    """A CuPy array sharing the device memory of an object with ``__cuda_array_interface__`` (Numba device arrays,
+    PyTorch CUDA tensors...), on the device that memory is on; CuPy waits for the stream it names (version 3)."""
+    return require_cupy().asarray(obj)
+
+
+
+def lstm_forward_steps(projected, first_hidden, first_cell, weight_hh, recurrent, gates, cells, outputs, reverse):
+    """An LSTM layer direction's time steps (``lstm_steps.forward``), each a matrix product and one kernel. (A CUDA
+    graph of the loop would save most of the host's time per step, but CuPy refuses cuBLAS calls during stream
+    capture.)"""
+    lstm_steps.forward(require_cupy(), lstm_cell_forward, projected, first_hidden, first_cell, weight_hh, recurrent,
+                       gates, cells, outputs, reverse)
+
+
+def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden, grad_cell, spare, grad_gates,
+                        reverse):
+    """The gradients of an LSTM layer direction's steps (``lstm_steps.backward``)."""
+    lstm_steps.backward(require_cupy(), lstm_cell_backward, gates, cells, first_cell, weight_hh, grad_outputs,
+                        grad_hidden, grad_cell, spare, grad_gates, reverse)
+
+
+def lu_factor(matrices):
+    """``(LU, pivots)`` of a stack of (m, n) matrices, as ``cpu_ops.lu_factor``: each by cuSOLVER's ``getrf``
+    through ``cupyx.scipy.linalg.lu_factor`` (which warns on a singular matrix, here silenced, and whose 0-based
+    pivots become 1-based)."""
+    cupy = require_cupy()
+    import cupyx.scipy.linalg
+
+    count, rows, columns = matrices.shape
+    factors = cupy.empty(matrices.shape, matrices.dtype)
+    pivots = cupy.empty((count, min(rows, columns)), numpy.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for index in range(count):
+            factors[index], rows_exchanged = cupyx.scipy.linalg.lu_factor(matrices[index], check_finite=False)
+            pivots[index] = rows_exchanged + 1
+    return factors, pivots
+
+
+def _launch_over_rows(name, dtype, rows, arguments):
+    """Launch row kernel ``name`` (``cuda_kernels``, a warp per row) over ``rows`` rows."""
+    per_block = _ROWS_PER_BLOCK
+    cuda_kernels.kernel(name, dtype)(((rows + per_block - 1) // per_block,), (32 * per_block,), arguments)
+
+
+def softmax_rows(array, logarithm):
+    """softmax (or log_softmax) over the last axis of a C-contiguous float32/float64 array with at least one
+    element: one kernel, a warp per row (CuPy's max, subtract, exp, sum and divide are five)."""
+    out = require_cupy().empty_like(array)
+    cols = array.shape[-1]
+    _launch_over_rows("agnostic_softmax_rows", array.dtype, array.size // cols,
+                      (array, out, numpy.int64(array.size // cols), numpy.int64(cols), numpy.int32(logarithm)))
+    return out
+
+
+def softmax_backward_rows(grad, result, logarithm):
+    """The gradient of ``softmax_rows`` from its ``result``: ``result * (grad - sum(grad * result))`` (log_softmax:
+    ``grad - exp(result) * sum(grad))``) along the last axis, in one kernel."""
+    out = require_cupy().empty_like(result)
+    cols = result.shape[-1]
+    rows = result.size // cols
+    _launch_over_rows("agnostic_softmax_backward_rows", result.dtype, rows,
+                      (grad, result, out, numpy.int64(rows), numpy.int64(cols), numpy.int32(logarithm)))
+    return out
+
+
+def layer_norm_rows(rows, weight, bias, eps):
+    """``(normalized, mean, rstd)`` of the rows of a 2-D C-contiguous float32/float64 array: each row less its mean,
+    times ``rsqrt(var + eps)`` (biased variance), times ``weight`` and plus ``bias`` (vectors, or None): one kernel,
+    a warp per row. ``mean`` and ``rstd`` (one per row) are what the gradient needs."""
+    cupy = require_cupy()
+    count, cols = rows.shape
+    out = cupy.empty_like(rows)
+    mean, rstd = cupy.empty(count, rows.dtype), cupy.empty(count, rows.dtype)
+    _launch_over_rows(
+        "agnostic_layer_norm_rows", rows.dtype, count,
+        (rows, rows if weight is None else weight, rows if bias is None else bias, out, mean, rstd,
+         numpy.int64(count), numpy.int64(cols), numpy.float64(eps), numpy.int32(weight is not None),
+         numpy.int32(bias is not None)))
+    return out, mean, rstd
+
+
+def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
+    """``(grad_input, grad_weight, grad_bias)`` of ``layer_norm_rows`` (2-D C-contiguous arrays): one kernel for the
+    input's gradient, then a column sum each for the weight's and the bias's."""
+    cupy = require_cupy()
+    count, cols = rows.shape
+    grad_input, grad_normalized = cupy.empty_like(rows), cupy.empty_like(rows)
+    _launch_over_rows(
+        "agnostic_layer_norm_backward_rows", rows.dtype, count,
+        (grad, rows, rows if weight is None else weight, mean, rstd, grad_input, grad_normalized,
+         numpy.int64(count), numpy.int64(cols), numpy.int32(weight is not None)))
+    return grad_input, column_sums(grad_normalized), column_sums(grad)

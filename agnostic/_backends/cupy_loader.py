@@ -2,8 +2,8 @@
 CUDA cannot be used."""
 
 _CUPY_MISSING = (
-    "CUDA support needs CuPy, which is not installed: pip install 'agnostic[cuda12]' for CUDA 12 drivers or "
-    "'agnostic[cuda13]' for CUDA 13 (on a machine without a system CUDA toolkit add CuPy's 'ctk' extra)"
+    "CUDA support needs CuPy, which is not installed: pip install 'agnostic-tensor[cuda12]' for CUDA 12 drivers or "
+    "'agnostic-tensor[cuda13]' for CUDA 13 (on a machine without a system CUDA toolkit add CuPy's 'ctk' extra)"
 )
 
 
@@ -54,12 +54,20 @@ def import_cupy():
     return state.cupy
 
 
+def _cupy_missing(error):
+    """Why CuPy can't be used: not installed, or installed but failing to import (a wheel for another CUDA)."""
+    if isinstance(error, ModuleNotFoundError) and error.name == "cupy":
+        return _CUPY_MISSING
+    return (f"CUDA support needs CuPy, which is installed but failed to import ({type(error).__name__}: {error}): "
+            "install the CuPy for your driver's CUDA: pip install 'agnostic-tensor[cuda12]' or 'agnostic-tensor[cuda13]'")
+
+
 def cuda_device_count():
     """How many CUDA devices CuPy sees (0 without CuPy, a driver or a GPU); never raises."""
     if state.device_count is None:
         cupy = import_cupy()
         if cupy is None:
-            state.device_count, state.unavailable_reason = 0, _CUPY_MISSING
+            state.device_count, state.unavailable_reason = 0, _cupy_missing(state.import_error)
         else:
             try:
                 state.device_count = cupy.cuda.runtime.getDeviceCount()

@@ -120,7 +120,7 @@ def library_function(load_library, load_xp, name, adjust=None):
 
     def compute(*arguments):
         if not loaded:
-            loaded.extend((getattr(load_library(), name), load_xp()))
+            loaded.extend((getattr(_imported(load_library, name), name), load_xp()))
         function, xp = loaded
         dtype = next(argument.dtype for argument in arguments if hasattr(argument, "ndim"))
         wide = [argument.astype(numpy.float32) if _is_half(argument) else argument for argument in arguments]
@@ -131,6 +131,17 @@ def library_function(load_library, load_xp, name, adjust=None):
         return result.astype(dtype, copy=False)
     compute.__name__ = name
     return compute
+
+
+def _imported(load_library, name):
+    try:
+        return load_library()
+    except ImportError as error:
+        package = (error.name or "scipy").split(".")[0]
+        hint = "pip install 'agnostic-tensor[cuda12]' (or cuda13)" if package.startswith("cupy") else \
+            f"pip install {package} (one of agnostic's dependencies; reinstalling agnostic installs it)"
+        raise ModuleNotFoundError(f"{name} needs {package}, which could not be imported ({error}): {hint}",
+                                  name=package) from None
 
 
 def _is_half(argument):

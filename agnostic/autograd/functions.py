@@ -4,7 +4,7 @@ import weakref
 
 from .._tensor import TensorBase
 from ..ops.creation import ones_like, zeros_like
-from . import graph
+from . import graph, views
 from .grad_mode import _state as _grad_state
 from .tracking import needs_grad, record
 
@@ -230,5 +230,9 @@ class Function:
         tracked = tuple(o for o in outputs if isinstance(o, TensorBase) and id(o) not in excluded)
         if not tracked:
             return output
+        for tensor in tracked:
+            view = tensor.__dict__.get("_view")
+            if view is not None and view.refusal == views.NO_GRAD:  # a view made by the forward, under no_grad:
+                del tensor.__dict__["_view"], tensor.__dict__["_is_view"]  # recorded here as an output of its own
         record(cls.__name__ + "Backward", rule, args, kwargs, tracked if len(tracked) > 1 else tracked[0])
         return output

@@ -102,6 +102,9 @@ def accumulator_of(tensor):
 
 def edge_of(tensor):
     """Where gradients for ``tensor`` flow: ``(grad_fn, output_nr)``, its AccumulateGrad, or None."""
+    view = tensor.__dict__.get("_view")
+    if view is not None and view.version != view.base._version:
+        view.refresh(tensor)  # its base changed in place since its grad_fn was made
     if not tensor._requires_grad:
         return None
     grad_fn = tensor._grad_fn

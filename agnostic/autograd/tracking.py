@@ -6,9 +6,9 @@ whose methods and operators are the recording forms the op registry (``ops/_regi
 functions check their arguments for GradTensors.
 """
 
-from .._tensor import TensorBase, wrap
+from .._tensor import TensorBase, _check_writable, wrap
 from ..ops._dispatch import check_can_cast
-from . import graph
+from . import graph, views
 from .grad_mode import _state as _grad_state
 
 
@@ -159,9 +159,39 @@ def record(name, rule, args, kwargs, output, is_view=False):
     node = graph.Node(name, rule, context, edges, layout, meta)
     attach(output, node)
     if is_view:
-        for tensor in outputs:
-            tensor.__dict__["_is_view"] = True
+        views.mark_views(args[0], output, getattr(is_view, "recompute", None), args[1:], name)
     return output
+
+
+def _inplace_on_view(op_name, view_tensor, view, out_of_place, args, kwargs):
+    """An in-place op on a view, recorded: the result is written through the view, the base's history becomes a
+    CopySlices node over its old one and the op's, and the view's is made again from the base (PyTorch's rebase)."""
+    if view.refusal:
+        raise RuntimeError(views.refusal_message(view_tensor, view.refusal))
+    base = view.base
+    if base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if view.steps is None:
+        raise RuntimeError(f"{op_name}: in-place modification of this view is not supported while it needs a "
+                           "gradient; use the out-of-place op, or .clone() the view first")
+    _check_writable(view_tensor)
+    result = out_of_place(differentiable_clone(view_tensor), *args, **kwargs)
+    if result.dtype is not view_tensor.dtype:
+        check_can_cast(result.dtype, view_tensor.dtype, op_name)
+    detached(view_tensor).copy_(detached(result))
+    context = Context((), {}, None, needs_values=False)
+    context.saved = (view.steps, base.stride())
+    edges = [graph.edge_of(base), graph.edge_of(result)]
+    node = graph.Node("CopySlices", views.copy_slices_rule, context, edges, [(0, None), (1, None)],
+                      [(tuple(base._data.shape), base.dtype, base._device)])
+    if base._grad_fn is not None:
+        views.move_retained(base, node, 0)
+    if not isinstance(base, TensorBase.recording):
+        base.__class__ = TensorBase.recording
+    base.__dict__.update(_requires_grad=True, _grad_fn=node, _output_nr=0)
+    bump_version(view_tensor)
+    view.refresh(view_tensor)
+    return view_tensor
 
 
 def backward_name(op_name):
@@ -174,23 +204,23 @@ def differentiable_inplace(op_name, inplace_forward, out_of_place):
     recorded out-of-place result on a copy of ``self`` and makes that ``self``'s new history."""
 
     def recorded(self, *args, **kwargs):
+        view = self.__dict__.get("_view")
         if not needs_grad((self,) + args, kwargs):
-            if isinstance(self, TensorBase.recording):
-                _bump_version(self)
+            if view is not None or isinstance(self, TensorBase.recording):
+                bump_version(self)
             inplace_forward(self, *args, **kwargs)
             return self
+        if view is not None:
+            return _inplace_on_view(op_name, self, view, out_of_place, args, kwargs)
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if self.__dict__.get("_is_view"):
-            raise RuntimeError(
-                f"{op_name}: in-place modification of a view of a tensor that requires grad is not supported "
-                "(its base's history would not see it); use the out-of-place op, or .clone() the view first"
-            )
         result = out_of_place(differentiable_clone(self), *args, **kwargs)
         if result.dtype is not self.dtype:
             check_can_cast(result.dtype, self.dtype, op_name)
         detached(self).copy_(detached(result))
-        _bump_version(self)
+        bump_version(self)
+        if self._grad_fn is not None:
+            views.move_retained(self, result._grad_fn, result._output_nr)
         if not isinstance(self, TensorBase.recording):
             self.__class__ = TensorBase.recording
         self.__dict__.update(_requires_grad=True, _grad_fn=result._grad_fn, _output_nr=result._output_nr)
@@ -202,8 +232,11 @@ def differentiable_inplace(op_name, inplace_forward, out_of_place):
     return recorded
 
 
-def _bump_version(tensor):
-    tensor.__dict__["_version"] = tensor._version + 1
+def bump_version(tensor):
+    """One more in-place change of ``tensor``'s memory: a view counts it on its base, whose count views share."""
+    view = tensor.__dict__.get("_view")
+    owner = tensor if view is None else view.base
+    owner.__dict__["_version"] = owner._version + 1
 
 
 def _clone_rule(context, grad):

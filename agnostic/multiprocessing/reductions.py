@@ -16,7 +16,7 @@ from . import cuda_ipc, sharing
 # Autograd's bookkeeping, which means nothing in another process.
 _NOT_SENT = frozenset({
     "_grad_fn", "_output_nr", "_is_view", "_hooks", "_accumulator", "_version", "_retains_grad", "grad",
-    "_copy_done",
+    "_copy_done", "_view",
 })
 
 

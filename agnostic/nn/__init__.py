@@ -5,7 +5,8 @@ package lists its public names in ``__all__``; this namespace is their union.
 """
 
 from .. import _coverage
-from . import functional, init, utils
+from . import functional, init, parallel, utils
+from .parallel import DataParallel
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
@@ -29,7 +30,9 @@ from . import activation, attention, containers, conv, dropout, flatten, linear,
 __all__ = sorted(name for part in (activation, attention, containers, conv, dropout, flatten, linear, loss, module,
                                    normalization, parameter, pixelshuffle, pooling, rnn, sparse, transformer,
                                    upsampling)
-                 for name in part.__all__) + ["functional", "init", "utils"]
+                 for name in part.__all__) + ["DataParallel", "functional", "init", "modules", "parallel", "utils"]
+
+from . import modules  # last: PyTorch's torch.nn.modules.* paths, over the layers above  # noqa: E402
 
 
 def __getattr__(name):

@@ -1,11 +1,12 @@
 """Argument helpers shared by layers and functional ops: ints or pairs, as PyTorch's ``_pair``."""
 
+import collections.abc
 from itertools import repeat
 
 
 def _ntuple(n, name):
     def parse(value):
-        if isinstance(value, (tuple, list)):
+        if isinstance(value, collections.abc.Iterable):
             return tuple(value)
         return tuple(repeat(value, n))
     parse.__name__ = name
@@ -14,6 +15,8 @@ def _ntuple(n, name):
 
 _single = _ntuple(1, "_single")
 _pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")
 
 
 def _reverse_repeat_tuple(values, n):

@@ -13,6 +13,7 @@ import agnostic
 
 from .. import ops
 from . import functional as F, init
+from .functional import _fused_lstm
 from .module import Module
 from .parameter import Parameter
 from .utils.rnn import PackedSequence
@@ -89,6 +90,15 @@ def _run_direction(step, projected_steps, state, weights, batch_sizes, reverse):
         current = step(projected_steps[t], current, *weights)
         outputs[t] = current[0]
     return outputs, current
+
+
+def _composed_lstm(input, hidden, cell, weight_ih, weight_hh, bias_ih, bias_hh, reverse):
+    """One LSTM direction over padded ``input`` from agnostic's differentiable ops: what the fused layer computes
+    (``functional._fused_lstm``), for its recorded backward."""
+    pieces = F.linear(input, weight_ih, bias_ih).unbind(0)
+    outputs, (final_hidden, final_cell) = _run_direction(_lstm_step, pieces, (hidden, cell),
+                                                         (weight_hh, bias_hh), None, reverse)
+    return agnostic.stack(outputs, 0), final_hidden, final_cell
 
 
 def _permute(tensor, permutation):
@@ -226,13 +236,19 @@ class RNNBase(Module):
                 weight_ih, weight_hh = weights[0], weights[1]
                 bias_ih, bias_hh = (weights[2], weights[3]) if self.bias else (None, None)
                 weight_hr = weights[-1] if self.proj_size > 0 else None
-                projected = F.linear(layer_input, weight_ih, bias_ih)
-                pieces = projected.unbind(0) if batch_sizes is None else projected.split(batch_sizes, 0)
                 state = tuple(states[index] for states in initial)
-                step_outputs, final = _run_direction(step, pieces, state, (weight_hh, bias_hh, weight_hr),
-                                                     batch_sizes, reverse=direction == 1)
-                outputs.append(agnostic.stack(step_outputs, 0) if batch_sizes is None
-                               else agnostic.cat(step_outputs, 0))
+                reverse = direction == 1
+                if self.mode == "LSTM" and _fused_lstm.supports(layer_input, weights, batch_sizes, self.proj_size):
+                    output, *final = _fused_lstm.LSTMLayer.apply(layer_input, *state, weight_ih, weight_hh, bias_ih,
+                                                                 bias_hh, reverse, _composed_lstm)
+                    outputs.append(output)
+                else:
+                    projected = F.linear(layer_input, weight_ih, bias_ih)
+                    pieces = projected.unbind(0) if batch_sizes is None else projected.split(batch_sizes, 0)
+                    step_outputs, final = _run_direction(step, pieces, state, (weight_hh, bias_hh, weight_hr),
+                                                         batch_sizes, reverse)
+                    outputs.append(agnostic.stack(step_outputs, 0) if batch_sizes is None
+                                   else agnostic.cat(step_outputs, 0))
                 for collected, part in zip(finals, final):
                     collected.append(part)
             layer_input = outputs[0] if directions == 1 else agnostic.cat(outputs, -1)

@@ -171,7 +171,8 @@ class Composite:
     call with an argument that requires grad binds the arguments to their names once, runs the forward on plain
     tensors and records one node, named after ``node`` (the op's name by default). ``shape_only``: the formulas read
     their tensor arguments only for shapes, dtypes and devices, so those may change in place afterwards. ``is_view``:
-    the outputs share the input's memory, so in-place changes to them are refused while they need a gradient.
+    the outputs may share the input's memory; those that do become views of its base (``autograd.views``), so an
+    in-place change of one rewrites the base's history, as in PyTorch.
     Without ``gradients`` the forward is differentiated through the recorded ops it calls (PyTorch's composite ops).
 
     ``overwrites``: the forward writes into its first argument (``fill_``, ``copy_``, ``__setitem__``); a call that
@@ -239,6 +240,7 @@ class Composite:
     def _recording(self, forward):
         node_name = self.node_name
         is_view = self.is_view
+        view_of = self if is_view else False  # how the tracking remakes a view from its base: ``self.recompute``
         first = self.parameters[0]
         only_first = not self.routes
         binding = self.binding
@@ -248,8 +250,13 @@ class Composite:
         def function(*args, **kwargs):
             # Nothing to record when no argument needs a gradient; that is sure without looking at them all when
             # only the first argument has a formula and it is a plain tensor.
-            if only_first and args and args[0].__class__ is TensorBase.plain or not needs_grad(args, kwargs):
+            if only_first and args and args[0].__class__ is TensorBase.plain:
                 return forward(*args, **kwargs)
+            if not needs_grad(args, kwargs):
+                output = forward(*args, **kwargs)
+                if is_view and args and isinstance(args[0], TensorBase) and args[0]._requires_grad:  # under no_grad
+                    tracking.views.mark_views(args[0], output, None, (), node_name, recorded=False)
+                return output
             if kwargs.get("out") is not None:
                 raise RuntimeError(f"{self.name}(): functions with out=... arguments don't support automatic "
                                    "differentiation, but one of the arguments requires grad.")
@@ -258,7 +265,7 @@ class Composite:
             output = forward(*plain_args, **plain_kwargs)
             if isinstance(output, TensorBase) and output is (plain_args[0] if args else plain_kwargs.get(first)):
                 return args[0] if args else kwargs[first]  # ``x.to(x.dtype)``: PyTorch returns self, recording nothing
-            return tracking.record(node_name, self.backward, binding.values(args, kwargs), {}, output, is_view)
+            return tracking.record(node_name, self.backward, binding.values(args, kwargs), {}, output, view_of)
         function.__wrapped__ = self.forward
         return _named(function, self.name, self.doc, self.namespace)
 

@@ -1,11 +1,14 @@
-"""Factory functions: tensor, as_tensor, from_numpy, zeros/ones/empty/full, arange, linspace, eye, and *_like."""
+"""Factory functions: tensor, as_tensor, from_numpy, from_dlpack, zeros/ones/empty/full, arange, linspace, eye, and
+*_like."""
 
 import math
 
 import numpy
 
 from .. import _backend, _dtypes
-from .._device import CPU, as_device
+from .._allocation import check_allocation
+from .._backends import dlpack
+from .._device import CPU, Device, as_device
 from .._tensor import TensorBase, wrap
 from ._dispatch import keep_negative_zero
 
@@ -127,6 +130,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         array_dtype = dtype or _dtypes.from_numpy_dtype(data.dtype)
         target = _backend.resolve(as_device(device)) if device is not None else source
         made = wrap(data, source)._converted(target, array_dtype, copy=True)
+    elif _is_foreign_array(data):
+        shared = _shared_foreign_array(data)
+        target = _backend.resolve(as_device(device)) if device is not None else shared.device
+        made = shared._converted(target, dtype, copy=True)
     else:
         array = _python_data_array(data)
         target_dtype = dtype or _inferred_dtype(data, array)
@@ -156,6 +163,9 @@ def as_tensor(data, dtype=None, device=None):
         _dtypes.from_numpy_dtype(data.dtype)
         target = source if device is None else _target(device)
         return wrap(data, source)._converted(target, dtype, copy=False)
+    if _is_foreign_array(data):
+        shared = _shared_foreign_array(data)
+        return shared._converted(None if device is None else _target(device), dtype, copy=False)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -163,7 +173,8 @@ asarray = as_tensor
 
 
 def from_numpy(ndarray):
-    """A CPU tensor sharing memory with a NumPy array: writes to either show in both.
+    """A CPU tensor sharing memory with a NumPy array (or another library's CPU array exporting DLPack, such as a
+    PyTorch CPU tensor): writes to either show in both.
 
         >>> import numpy
         >>> array = numpy.zeros(3, dtype=numpy.int32)
@@ -173,18 +184,76 @@ def from_numpy(ndarray):
         array([0, 7, 0], dtype=int32)
     """
     if not isinstance(ndarray, numpy.ndarray):
+        if hasattr(ndarray, "__dlpack__"):
+            shared = from_dlpack(ndarray)
+            if shared.device.backend.host:
+                return shared
+            raise TypeError(f"from_numpy() expects host memory, got a {type(ndarray).__name__} on {shared.device}; "
+                            "use agnostic.from_dlpack() or agnostic.as_tensor() for device arrays")
         raise TypeError(f"from_numpy() expects a numpy.ndarray, got {type(ndarray).__name__}; "
                         "use agnostic.as_tensor() for other data")
     _dtypes.from_numpy_dtype(ndarray.dtype)
     return wrap(ndarray, CPU)
 
 
+def from_dlpack(ext_tensor, *, device=None, copy=None):
+    """A tensor sharing the memory of another library's array through DLPack, as ``torch.from_dlpack``.
+
+    ``ext_tensor`` is an object with ``__dlpack__`` and ``__dlpack_device__`` (NumPy, CuPy, PyTorch, JAX arrays,
+    agnostic tensors) or a DLPack capsule (``agnostic.utils.dlpack.to_dlpack``). The tensor is on the producer's
+    device (CPU memory: ``cpu``, CUDA device N: ``cuda:N``), and CUDA producers order their pending work before the
+    current stream's. ``device=`` moves it elsewhere (a copy); ``copy=True`` always copies, ``copy=False`` never
+    does (ValueError if it must).
+
+        >>> import numpy
+        >>> array = numpy.arange(4.0)
+        >>> t = agnostic.from_dlpack(array)
+        >>> t[0] = -1.0
+        >>> array
+        array([-1.,  1.,  2.,  3.])
+        >>> agnostic.from_dlpack(array, copy=True).data_ptr() == t.data_ptr()
+        False
+    """
+    kind, index = dlpack.device_of(dlpack.producer_device(ext_tensor))
+    source = _backend.resolve(Device(kind, index))
+    target = source if device is None else _target(device)
+    if target is not source and copy is False:
+        raise ValueError(f"from_dlpack(): moving the data from {source} to {target} needs a copy, and copy=False "
+                         "forbids one; pass copy=None or copy=True, or leave out device=")
+    array = source.backend.ops.dlpack_import(ext_tensor, copy if target is source else None)
+    _check_shared_dtype(array)
+    return wrap(array, source)._converted(target, None, copy=False)
+
+
+def _is_foreign_array(data):
+    """True for another library's array that agnostic can share without a copy (DLPack or CUDA array interface)."""
+    return hasattr(data, "__dlpack__") or hasattr(data, "__cuda_array_interface__")
+
+
+def _shared_foreign_array(data):
+    """A tensor sharing the memory of another library's array: through DLPack (stream-ordered, every dtype) when it
+    exports it, else through its ``__cuda_array_interface__`` (Numba device arrays...)."""
+    if hasattr(data, "__dlpack__"):
+        return from_dlpack(data)
+    array = _target("cuda").backend.ops.array_from_cuda_interface(data)
+    _check_shared_dtype(array)
+    return wrap(array, _backend.device_of_array(array))
+
+
+def _check_shared_dtype(array):
+    """Refuse element types agnostic has no dtype for; asking bfloat16 for its NumPy dtype registers ml_dtypes' type,
+    which a tensor's ``dtype`` then finds."""
+    _dtypes.from_numpy_dtype(array.dtype).numpy_dtype
+
+
 def _filled(size, dtype, device, make, pin_memory=False):
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
+    shape = _sizes(size)
+    check_allocation(shape, dtype, device)
     xp = device.backend.xp
     with device.backend.activate():
-        made = wrap(make(xp, _sizes(size), dtype.numpy_dtype), device)
+        made = wrap(make(xp, shape, dtype.numpy_dtype), device)
     return _pinned_if(made, pin_memory)
 
 
@@ -322,6 +391,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dtype = _dtypes.as_dtype(dtype) or (_dtypes.int64 if integral else _dtypes.get_default_dtype())
     length = max(math.ceil((end - start) / step), 0) if not integral else max(-((start - end) // step), 0)
     device = _target(device)
+    check_allocation((length,), dtype, device)
     xp = device.backend.xp
     with device.backend.activate():
         if integral and dtype.category == 1:
@@ -341,6 +411,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
         raise RuntimeError("linspace(): number of steps must be non-negative")
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
+    check_allocation((steps,), dtype, device)
     xp = device.backend.xp
     with device.backend.activate():
         values = xp.linspace(start, end, steps, dtype=numpy.float64)
@@ -368,8 +439,80 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         tensor([[1, 0, 0],
                 [0, 1, 0]])
     """
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"eye(): n must be greater or equal to 0, got {n}" if n < 0 else
+                           f"eye(): m must be greater or equal to 0, got {m}")
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
+    check_allocation((n, n if m is None else m), dtype, device)
     xp = device.backend.xp
     with device.backend.activate():
         return _leaf(wrap(xp.eye(n, n if m is None else m, dtype=dtype.numpy_dtype), device), requires_grad)
+
+
+# ----- Tensor.new_*: factories that take their dtype and device from a tensor ------------------------------------
+def _new_size(name, args, size):
+    if size is not None:
+        if args:
+            raise TypeError(f"{name}() got the size both as positional arguments {args!r} and as size={size!r}")
+        args = (size,)
+    if len(args) == 1 and not isinstance(args[0], (tuple, list)) and not hasattr(args[0], "__index__"):
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(args[0]).__name__}")
+    return args
+
+
+def _new_options(self, dtype, device):
+    return (self.dtype if dtype is None else dtype), (self._device if device is None else device)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+    """A tensor of zeros of ``size`` (ints or one sequence) with ``self``'s dtype and device unless given
+    (``Tensor.new_zeros``).
+
+        >>> agnostic.ones(1, dtype=agnostic.float64).new_zeros(2, 3)
+        tensor([[0., 0., 0.],
+                [0., 0., 0.]], dtype=agnostic.float64)
+    """
+    dtype, device = _new_options(self, dtype, device)
+    return zeros(*_new_size("new_zeros", size, kw.pop("size", None)), dtype=dtype, device=device,
+                 requires_grad=requires_grad, pin_memory=pin_memory)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+    """A tensor of ones of ``size`` with ``self``'s dtype and device unless given (``Tensor.new_ones``).
+
+        >>> agnostic.tensor([1, 2]).new_ones((2,))
+        tensor([1, 1])
+    """
+    dtype, device = _new_options(self, dtype, device)
+    return ones(*_new_size("new_ones", size, kw.pop("size", None)), dtype=dtype, device=device,
+                requires_grad=requires_grad, pin_memory=pin_memory)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+    """An uninitialized tensor of ``size`` with ``self``'s dtype and device unless given (``Tensor.new_empty``).
+
+        >>> agnostic.ones(1, dtype=agnostic.int32).new_empty(2, 2).dtype
+        agnostic.int32
+    """
+    dtype, device = _new_options(self, dtype, device)
+    return empty(*_new_size("new_empty", size, kw.pop("size", None)), dtype=dtype, device=device,
+                 requires_grad=requires_grad, pin_memory=pin_memory)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+             pin_memory=False):
+    """A tensor of ``size`` (a sequence) filled with ``fill_value``, with ``self``'s dtype (not the value's) and
+    device unless given (``Tensor.new_full``).
+
+        >>> agnostic.ones(1, dtype=agnostic.float64).new_full((2,), 3)
+        tensor([3., 3.], dtype=agnostic.float64)
+    """
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    dtype, device = _new_options(self, dtype, device)
+    return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad, pin_memory=pin_memory)
+
+
+NEW_FACTORIES = (new_zeros, new_ones, new_empty, new_full)

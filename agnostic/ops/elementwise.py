@@ -13,7 +13,7 @@ import numpy
 
 from .. import _dtypes
 from .._backends import cpu_kernels, cpu_ops, cuda_ops
-from .._tensor import TensorBase, _check_writable, _normalize_dim
+from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
 from ..autograd import tracking
 from ..autograd.grad_mode import is_grad_enabled
 from . import _division, _relu_gradient
@@ -37,16 +37,16 @@ floating_only = refuse((_BOOL, _INTEGER, _COMPLEX), '"{name}" needs a floating t
 
 
 def _no_bool_subtraction(name, dtype):
-    if dtype is _dtypes.bool:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with a bool tensor is not supported. "
-            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+    if dtype is _dtypes.bool:  # the promoted dtype: both operands are bool
+        raise NotImplementedError(  # PyTorch's type (a RuntimeError)
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
         )
 
 
 def _no_bool_negation(name, dtype):
     if dtype is _dtypes.bool:
-        raise RuntimeError(
+        raise NotImplementedError(  # PyTorch's type (a RuntimeError)
             "Negation, the `-` operator, on a bool tensor is not supported. "
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
@@ -55,7 +55,10 @@ def _no_bool_negation(name, dtype):
 def _no_bool_operand_subtraction(input, other, compute):
     """PyTorch refuses ``-`` whenever an operand is bool, even when promotion makes the result a number."""
     if any(isinstance(x, bool) or (isinstance(x, TensorBase) and x.dtype is _dtypes.bool) for x in (input, other)):
-        _no_bool_subtraction("sub", _dtypes.bool)
+        raise NotImplementedError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
 
 
 def _nonzero_integer_divisor(input, other, compute):
@@ -404,7 +407,8 @@ def _unary(name, result, implementation, example, **declaration):
 neg = _unary("neg", SAME, "negative", ("[1, -2]", "[-1,  2]"), check=_no_bool_negation, operator="neg",
              aliases=("negative",), derivative=lambda: -1.0, summary="``-input``; bool tensors are refused")
 abs = _unary("abs", SAME, "absolute", ("[-1.5, 2.0]", "[1.5000, 2.0000]"), check=no_bool, operator="abs",
-             aliases=("absolute",), derivative=lambda input: input.sign(), summary="The absolute value")
+             aliases=("absolute",), derivative=lambda input: input.sgn().conj(),
+             summary="The absolute value")
 sign = _unary("sign", SAME, _sign, ("[-2.0, 0.0, 3.0]", "[-1.,  0.,  1.]"), check=no_complex,
               gradients={"input": _zero}, summary="-1, 0 or 1 by the sign of each element")
 floor = _unary("floor", SAME, _rounding("floor"), ("[-1.5, 1.5]", "[-2.,  1.]"), check=no_complex,
@@ -591,31 +595,75 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return finish(result, input.dtype, input._device)
 
 
-@composite(gradients={"input": lambda grad, dim, result: result * (grad - (grad * result).sum(dim, keepdim=True))})
+def _softmax_gradient(grad, dim, result):
+    fused = _fused_softmax_gradient(grad, dim, result, logarithm=False)
+    return fused if fused is not None else result * (grad - (grad * result).sum(dim, keepdim=True))
+
+
+def _log_softmax_gradient(grad, dim, result):
+    fused = _fused_softmax_gradient(grad, dim, result, logarithm=True)
+    return fused if fused is not None else grad - result.exp() * grad.sum(dim, keepdim=True)
+
+
+def _fused_softmax_gradient(grad, dim, result, logarithm):
+    """The gradient from the backend's row kernel (``ops.softmax_backward_rows``) where it has one (``ROW_KERNELS``):
+    the last dimension of float32/float64 tensors of one dtype, in a backward that isn't recorded; else None."""
+    backend = result._device.backend
+    if (not backend.ops.ROW_KERNELS or is_grad_enabled() or result.dtype.name not in ("float32", "float64")
+            or grad.dtype != result.dtype
+            or grad.device != result.device or result.ndim == 0 or result.numel() == 0
+            or _normalize_dim(dim, result.ndim) != result.ndim - 1):
+        return None
+    with backend.activate():
+        gradient = backend.ops.softmax_backward_rows(backend.xp.ascontiguousarray(grad._data),
+                                                     backend.xp.ascontiguousarray(result._data), logarithm)
+    return wrap(gradient, result._device)
+
+
+def _softmax_family(input, dim, dtype, logarithm):
+    """softmax or log_softmax: the backend's row kernel over the last dimension where it has one (``ROW_KERNELS``:
+    ``ops.softmax_rows``), else composed from NumPy/CuPy calls, the maximum subtracted first."""
+    target = _softmax_dtype(input, dtype)
+    backend = input._device.backend
+    if (backend.ops.ROW_KERNELS and input._data.ndim and input._data.size
+            and _normalize_dim(dim, input._data.ndim) == input._data.ndim - 1):
+        array = operand_array(input, target, input._device)
+        with backend.activate():
+            compute = array.astype(numpy.float32) if target is _dtypes.float16 else array
+            if compute.dtype in _FUSED_SOFTMAX_DTYPES:
+                return finish(backend.ops.softmax_rows(backend.xp.ascontiguousarray(compute), logarithm), target,
+                              input._device)
+    shifted, xp = _shifted_for_softmax(input, dim, dtype)
+    with backend.activate():
+        if logarithm:
+            result = shifted - xp.log(xp.exp(shifted).sum(axis=_axis(shifted, dim), keepdims=True))
+        else:
+            exponentials = xp.exp(shifted)
+            result = exponentials / exponentials.sum(axis=_axis(shifted, dim), keepdims=True)
+    return finish(result, target, input._device)
+
+
+_FUSED_SOFTMAX_DTYPES = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+
+
+@composite(gradients={"input": _softmax_gradient})
 def softmax(input, dim, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (the maximum is subtracted first).
 
         >>> agnostic.softmax(agnostic.tensor([0.0, 0.0]), dim=0)
         tensor([0.5000, 0.5000])
     """
-    shifted, xp = _shifted_for_softmax(input, dim, dtype)
-    with input._device.backend.activate():
-        exponentials = xp.exp(shifted)
-        result = exponentials / exponentials.sum(axis=_axis(shifted, dim), keepdims=True)
-    return finish(result, _softmax_dtype(input, dtype), input._device)
+    return _softmax_family(input, dim, dtype, logarithm=False)
 
 
-@composite(gradients={"input": lambda grad, dim, result: grad - result.exp() * grad.sum(dim, keepdim=True)})
+@composite(gradients={"input": _log_softmax_gradient})
 def log_softmax(input, dim, dtype=None):
     """``log(softmax(x))`` along ``dim``, computed without forming the softmax.
 
         >>> agnostic.log_softmax(agnostic.tensor([0.0, 0.0]), dim=0)
         tensor([-0.6931, -0.6931])
     """
-    shifted, xp = _shifted_for_softmax(input, dim, dtype)
-    with input._device.backend.activate():
-        result = shifted - xp.log(xp.exp(shifted).sum(axis=_axis(shifted, dim), keepdims=True))
-    return finish(result, _softmax_dtype(input, dtype), input._device)
+    return _softmax_family(input, dim, dtype, logarithm=True)
 
 
 def _axis(array, dim):
@@ -1053,6 +1101,244 @@ def resolve_conj(input):
 
 
 conj_physical, resolve_neg = conj, resolve_conj
+
+
+
+# ----- more of PyTorch's elementwise ops --------------------------------------------------------------------------
+logaddexp = _binary("logaddexp", FLOAT, "logaddexp", check=floating_only, gradients={
+    "input": lambda grad, input, other: grad * (input - other).sigmoid(),
+    "other": lambda grad, input, other: grad * (other - input).sigmoid()}, doc="""\
+``log(exp(input) + exp(other))`` without overflow (``torch.logaddexp``); floating operands only.
+
+    >>> agnostic.logaddexp(agnostic.tensor([0.0, 1.0]), agnostic.tensor([0.0, 1.0]))
+    tensor([0.6931, 1.6931])
+""")
+logaddexp2 = _binary("logaddexp2", FLOAT, "logaddexp2", check=floating_only, gradients={
+    "input": lambda grad, input, other: grad * ((input - other) * math.log(2.0)).sigmoid(),
+    "other": lambda grad, input, other: grad * ((other - input) * math.log(2.0)).sigmoid()}, doc="""\
+``log2(2 ** input + 2 ** other)`` without overflow (``torch.logaddexp2``); floating operands only.
+
+    >>> agnostic.logaddexp2(agnostic.tensor([1.0, 2.0]), agnostic.tensor([1.0, 2.0]))
+    tensor([2., 3.])
+""")
+gcd = _binary("gcd", SAME, "gcd", check=integers_only, doc="""\
+The greatest common divisor, never negative (``torch.gcd``); integer tensors only.
+
+    >>> agnostic.gcd(agnostic.tensor([4, -6, 0]), agnostic.tensor([6, 4, 5]))
+    tensor([2, 2, 5])
+""")
+def _least_common_multiple(xp, input, other):
+    """PyTorch's ``|input / gcd * other|``, computed wide and wrapped into the dtype, so that an lcm beyond the dtype
+    wraps alike on every device (CuPy's own lcm takes the absolute value after wrapping)."""
+    divisor = xp.gcd(input, other)
+    quotient = xp.floor_divide(input, xp.where(divisor == 0, 1, divisor))
+    multiple = xp.abs(quotient.astype(numpy.int64) * other.astype(numpy.int64))
+    return xp.where(divisor == 0, 0, multiple).astype(input.dtype)
+
+
+lcm = _binary("lcm", SAME, _least_common_multiple, check=integers_only, doc="""\
+The least common multiple, never negative (``torch.lcm``); integer tensors only.
+
+    >>> agnostic.lcm(agnostic.tensor([4, -6]), agnostic.tensor([6, 4]))
+    tensor([12, 12])
+""")
+deg2rad = _floating("deg2rad", "deg2rad", ("[180.0, 90.0]", "[3.1416, 1.5708]"), "Degrees converted to radians",
+                    lambda: math.pi / 180, check=no_complex)
+rad2deg = _floating("rad2deg", "rad2deg", ("[3.141592653589793]", "[180.]"), "Radians converted to degrees",
+                    lambda: 180 / math.pi, check=no_complex)
+isposinf = _unary("isposinf", BOOL, lambda xp, x: x == numpy.inf, ("[1.0, float('inf'), -float('inf')]",
+                  "[False,  True, False]"), check=no_complex, summary="True where +inf")
+isneginf = _unary("isneginf", BOOL, lambda xp, x: x == -numpy.inf, ("[1.0, float('inf'), -float('inf')]",
+                  "[False, False,  True]"), check=no_complex, summary="True where -inf")
+
+
+def _isreal(xp, x):
+    if x.dtype.kind == "c":
+        return x.imag == 0
+    return xp.ones(x.shape, dtype=bool)
+
+
+isreal = _unary("isreal", BOOL, _isreal, ("[1+0j, 1+1j]", "[ True, False]"),
+                summary="True where the imaginary part is zero (everywhere, for real tensors)")
+
+
+@composite(gradients={"input": lambda grad: grad})
+def positive(input):
+    """``input`` itself, as ``+input`` (``torch.positive``); bool tensors are refused, as in PyTorch.
+
+        >>> agnostic.positive(agnostic.tensor([-1.0, 2.0]))
+        tensor([-1.,  2.])
+    """
+    if input.dtype is _dtypes.bool:
+        raise NotImplementedError("The `+` operator, on a bool tensor is not supported; convert it with .int()")
+    return input
+
+
+@composite(inplace=True)
+def clamp_min(input, min):
+    """``clamp(input, min=min)`` (``torch.clamp_min``).
+
+        >>> agnostic.clamp_min(agnostic.tensor([-2.0, 0.5, 3.0]), 0)
+        tensor([0.0000, 0.5000, 3.0000])
+    """
+    return clamp(input, min=min)
+
+
+@composite(inplace=True)
+def clamp_max(input, max):
+    """``clamp(input, max=max)`` (``torch.clamp_max``).
+
+        >>> agnostic.clamp_max(agnostic.tensor([-2.0, 0.5, 3.0]), 1)
+        tensor([-2.0000,  0.5000,  1.0000])
+    """
+    return clamp(input, max=max)
+
+
+@composite(inplace=True)
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2``, broadcast (``torch.addcmul``), as optimizers use it.
+
+        >>> agnostic.addcmul(agnostic.tensor([1.0]), agnostic.tensor([2.0]), agnostic.tensor([3.0]), value=0.5)
+        tensor([4.])
+    """
+    product = mul(tensor1, tensor2)
+    result = add(input, product if value == 1 else mul(product, value))
+    return result if out is None else write_result(out, result, "addcmul")
+
+
+@composite(inplace=True)
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2``, broadcast (``torch.addcdiv``); integer ``tensor1`` and ``tensor2``
+    are refused, as in PyTorch.
+
+        >>> agnostic.addcdiv(agnostic.tensor([1.0]), agnostic.tensor([2.0]), agnostic.tensor([4.0]), value=2)
+        tensor([2.])
+    """
+    if all(not isinstance(t, TensorBase) or t.dtype.category < _FLOATING for t in (tensor1, tensor2)):
+        raise RuntimeError("Integer division with addcdiv is no longer supported; divide with "
+                           "input + value * torch.true_divide(tensor1, tensor2) or make tensor1 or tensor2 floating")
+    quotient = div(tensor1, tensor2)
+    result = add(input, quotient if value == 1 else mul(quotient, value))
+    return result if out is None else write_result(out, result, "addcdiv")
+
+
+
+@composite()
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an element of ``elements`` is among ``test_elements`` (either may be a number), as a bool tensor
+    of ``elements``' shape (``torch.isin``); ``invert`` gives the opposite.
+
+        >>> agnostic.isin(agnostic.tensor([[1, 2], [3, 4]]), agnostic.tensor([2, 3]))
+        tensor([[False,  True],
+                [ True, False]])
+    """
+    if not isinstance(elements, TensorBase) and not isinstance(test_elements, TensorBase):
+        raise TypeError("isin(): at least one of elements and test_elements must be a Tensor")
+    elements = as_operand(elements, "elements")
+    test_elements = as_operand(test_elements, "test_elements")
+    device = check_same_device(*[x for x in (elements, test_elements) if isinstance(x, TensorBase)])
+    dtype = result_dtype(elements, test_elements)
+    backend = device.backend
+    values = operand_array(elements, dtype, device)
+    tested = operand_array(test_elements, dtype, device)
+    shape = tuple(elements.shape) if isinstance(elements, TensorBase) else ()
+    with backend.activate():
+        result = backend.xp.isin(backend.xp.asarray(values).reshape(shape),
+                                 backend.xp.asarray(tested).reshape(-1), invert=invert)
+    return finish(result, _dtypes.bool, device)
+
+def _double_precision(value):
+    if isinstance(value, TensorBase):
+        return value.to(_dtypes.complex128 if value.dtype.is_complex else _dtypes.float64)
+    return value
+
+
+def float_power_(self, exponent):
+    """In-place ``float_power``: ``self`` must be float64 (complex128 for a complex result), as in PyTorch.
+
+        >>> agnostic.tensor([2.0, 3.0], dtype=agnostic.float64).float_power_(2)
+        tensor([4., 9.], dtype=agnostic.float64)
+    """
+    _check_writable(self)
+    result = float_power(self, exponent)
+    if self.dtype is not result.dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype} but the operation's result "
+                           f"requires dtype {result.dtype}; convert it first with self.to({result.dtype})")
+    return write_result(self, result, "float_power_")
+
+
+@composite(inplace=float_power_)
+def float_power(input, exponent, *, out=None):
+    """``input ** exponent`` computed in double precision (``torch.float_power``): the result is float64, or
+    complex128 when an operand is complex.
+
+        >>> agnostic.float_power(agnostic.tensor([2, 3]), 2)
+        tensor([4., 9.], dtype=agnostic.float64)
+    """
+    if not isinstance(input, TensorBase):
+        input = as_operand(input, "input")
+    base = _double_precision(input)
+    power = _double_precision(exponent)
+    if isinstance(exponent, complex) and not base.dtype.is_complex:
+        base = base.to(_dtypes.complex128)
+    result = pow(base, power)
+    return result if out is None else write_result(out, result, "float_power")
+
+
+
+# ----- PyTorch's top-level in-place functions (``torch.relu_(x)`` is ``x.relu_()``) --------------------------------
+def _top_level_inplace(name, arguments, printed):
+    method_name = name + "_"
+
+    def inplace(input, *args, **kwargs):
+        return getattr(input, method_name)(*args, **kwargs)
+    inplace.__name__ = inplace.__qualname__ = method_name
+    inplace.__doc__ = f"""``input.{method_name}(...)``: ``{name}`` written into ``input``, which is returned
+    (``torch.{method_name}``).
+
+        >>> agnostic.{method_name}(agnostic.tensor([0.5, 2.0]){arguments})
+        {printed}
+    """
+    return composite(method=False)(inplace)
+
+
+_TOP_LEVEL_INPLACE = {
+    "abs": ("", "tensor([0.5000, 2.0000])"), "neg": ("", "tensor([-0.5000, -2.0000])"),
+    "negative": ("", "tensor([-0.5000, -2.0000])"), "ceil": ("", "tensor([1., 2.])"),
+    "floor": ("", "tensor([0., 2.])"), "round": ("", "tensor([0., 2.])"), "trunc": ("", "tensor([0., 2.])"),
+    "frac": ("", "tensor([0.5000, 0.0000])"),
+    "square": ("", "tensor([0.2500, 4.0000])"), "sqrt": ("", "tensor([0.7071, 1.4142])"),
+    "rsqrt": ("", "tensor([1.4142, 0.7071])"), "reciprocal": ("", "tensor([2.0000, 0.5000])"),
+    "exp": ("", "tensor([1.6487, 7.3891])"), "exp2": ("", "tensor([1.4142, 4.0000])"),
+    "expm1": ("", "tensor([0.6487, 6.3891])"), "log": ("", "tensor([-0.6931,  0.6931])"),
+    "log2": ("", "tensor([-1.,  1.])"), "log10": ("", "tensor([-0.3010,  0.3010])"),
+    "log1p": ("", "tensor([0.4055, 1.0986])"), "sin": ("", "tensor([0.4794, 0.9093])"),
+    "cos": ("", "tensor([ 0.8776, -0.4161])"), "tan": ("", "tensor([ 0.5463, -2.1850])"),
+    "sinh": ("", "tensor([0.5211, 3.6269])"), "cosh": ("", "tensor([1.1276, 3.7622])"),
+    "tanh": ("", "tensor([0.4621, 0.9640])"), "asin": (".clamp_(max=1)", "tensor([0.5236, 1.5708])"),
+    "arcsin": (".clamp_(max=1)", "tensor([0.5236, 1.5708])"), "acos": (".clamp_(max=1)", "tensor([1.0472, 0.0000])"),
+    "arccos": (".clamp_(max=1)", "tensor([1.0472, 0.0000])"), "atan": ("", "tensor([0.4636, 1.1071])"),
+    "arctan": ("", "tensor([0.4636, 1.1071])"), "asinh": ("", "tensor([0.4812, 1.4436])"),
+ "acosh": (".clamp_(min=1)", "tensor([0.0000, 1.3170])"),
+    "atanh": (".clamp_(max=0.5)", "tensor([0.5493, 0.5493])"), "sigmoid": ("", "tensor([0.6225, 0.8808])"),
+    "relu": ("", "tensor([0.5000, 2.0000])"), "erf": ("", "tensor([0.5205, 0.9953])"),
+    "erfc": ("", "tensor([0.4795, 0.0047])"), "i0": ("", "tensor([1.0635, 2.2796])"),
+    "logit": (", 0.25", "tensor([0.0000, 1.0986])"),
+    "deg2rad": ("", "tensor([0.0087, 0.0349])"), "rad2deg": ("", "tensor([ 28.6479, 114.5916])"),
+    "clamp": (", 1, 1.5", "tensor([1.0000, 1.5000])"), "clip": (", 1, 1.5", "tensor([1.0000, 1.5000])"),
+    "clamp_min": (", 1", "tensor([1., 2.])"), "clamp_max": (", 1", "tensor([0.5000, 1.0000])"),
+    "nan_to_num": ("", "tensor([0.5000, 2.0000])"), "ldexp": (", agnostic.tensor([1.0, 1.0])",
+                                                            "tensor([1., 4.])"),
+    "xlogy": (", 2.0", "tensor([0.3466, 1.3863])"),
+    "zero": ("", "tensor([0., 0.])"), "fill": (", 3.0", "tensor([3., 3.])"),
+}
+(
+    abs_, neg_, negative_, ceil_, floor_, round_, trunc_, frac_, square_, sqrt_, rsqrt_, reciprocal_, exp_,
+    exp2_, expm1_, log_, log2_, log10_, log1p_, sin_, cos_, tan_, sinh_, cosh_, tanh_, asin_, arcsin_, acos_,
+    arccos_, atan_, arctan_, asinh_, acosh_, atanh_, sigmoid_, relu_, erf_, erfc_,
+    i0_, logit_, deg2rad_, rad2deg_, clamp_, clip_, clamp_min_, clamp_max_, nan_to_num_, ldexp_, xlogy_,
+    zero_, fill_,
+) = (_top_level_inplace(name, *_TOP_LEVEL_INPLACE[name]) for name in _TOP_LEVEL_INPLACE)
 
 
 __all__ = public_names(globals())

@@ -16,7 +16,8 @@ from .._tensor import TensorBase, _check_broadcast_into, _check_writable, _norma
 from ..autograd.derivatives import passes_through
 from ._dispatch import check_same_device, finish, keep_negative_zero, operand_array
 from ._registry import composite, in_place_of, public_names, tensor_method
-from .creation import ones_like, tensor as make_tensor, zeros, zeros_like
+from ..autograd.grad_mode import is_grad_enabled
+from .creation import arange, ones_like, tensor as make_tensor, zeros, zeros_like
 from .shape import broadcast_shapes
 
 _INTEGER_KINDS = "iu"
@@ -26,6 +27,9 @@ def _index_array(value, device):
     """A Tensor, list or NumPy array used as an index, as a backend array on ``device``."""
     if isinstance(value, TensorBase):
         array = value._data
+        if array.dtype.kind not in "iub":
+            raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {value.dtype}; "
+                             "convert the index with .long()")
         if value._device is not device:
             array = _backend.move(array, value._device, device)
         return array
@@ -146,8 +150,20 @@ def _accumulated_at(target, key, values):
     return target
 
 
+def _getitem_gradient(grad, tensor, key):
+    """``grad`` added into zeros shaped like ``tensor`` at ``key``; in a recorded backward (``create_graph=True``)
+    from differentiable ops, so that second derivatives through indexing are right: the flat positions ``key``
+    selects, and ``index_add`` there."""
+    if not is_grad_enabled():
+        return _accumulated_at(zeros_like(tensor, dtype=grad.dtype), key, grad)
+    count = tensor.numel()
+    positions = arange(count, device=tensor.device).reshape(tensor.shape)[key].reshape(-1)
+    flat = zeros(count, dtype=grad.dtype, device=grad.device)
+    return flat.index_add(0, positions, grad.reshape(-1)).reshape(tensor.shape)
+
+
 @tensor_method(name="__getitem__", node="select", is_view=True, shape_only=True, gradients={
-    "tensor": lambda grad, tensor, key: _accumulated_at(zeros_like(tensor, dtype=grad.dtype), key, grad)})
+    "tensor": _getitem_gradient})
 def getitem(tensor, key):
     """``tensor[key]``: basic indexing gives a view, advanced indexing (tensors, lists, masks) a copy.
 

@@ -5,12 +5,13 @@ gradient."""
 import math
 import string
 import warnings
+from collections import namedtuple
 
 import numpy
 
 from .._tensor import TensorBase, _normalize_dim, wrap
 from ..autograd.derivatives import conj
-from .creation import eye, ones
+from .creation import eye, ones, zeros
 from .elementwise import mul
 from ._dispatch import check_same_device, finish, operand_array, result_dtype
 from ._registry import composite, public_names
@@ -88,7 +89,13 @@ def matmul(input, other):
 
 
 def matmul_arrays(device, a, b):
-    """``a @ b`` of checked backend arrays with ``device`` current (its backend's ``matmul``)."""
+    """``a @ b`` of checked backend arrays with ``device`` current (its backend's ``matmul``). A stack of matrices
+    times one matrix is one product of the stack's rows (as PyTorch folds it): NumPy would otherwise run a small
+    product per matrix of the stack, outside BLAS where the matrix is a transposed view (a linear layer's weight),
+    hundreds of times slower."""
+    if a.ndim > 2 and b.ndim == 2:
+        rows = a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+        return device.backend.matmul(rows, b).reshape(a.shape[:-1] + b.shape[-1:])
     return device.backend.matmul(a, b)
 
 
@@ -291,16 +298,42 @@ def einsum_operands(equation, *operands):
         raise RuntimeError(f"einsum(): {error}") from None
 
 
+def _sublist_letters(sublist):
+    letters = []
+    for subscript in sublist:
+        if subscript is Ellipsis:
+            letters.append("...")
+        elif isinstance(subscript, int) and 0 <= subscript < 52:
+            letters.append(string.ascii_letters[subscript])
+        else:
+            raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), got "
+                             f"{subscript!r}")
+    return "".join(letters)
+
+
+def _sublist_equation(arguments):
+    """(equation, operands) of einsum's sublist form: operand, sublist, operand, sublist..., [output sublist]."""
+    pairs, output = arguments, None
+    if len(arguments) % 2:
+        pairs, output = arguments[:-1], arguments[-1]
+    operands = pairs[0::2]
+    inputs = ",".join(_sublist_letters(sublist) for sublist in pairs[1::2])
+    return inputs + ("" if output is None else "->" + _sublist_letters(output)), operands
+
+
 @composite(method=False)
 def einsum(equation, *operands):
     """Einstein summation over ``operands`` (given one by one or as one list; PyTorch's signature, operands promote
-    to a common dtype). ``...`` stands for broadcast dimensions; a subscript repeated in one operand takes its
-    diagonal. Differentiable for every contraction.
+    to a common dtype), or in the sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` (integers 0-51 for
+    subscripts, ``...`` for Ellipsis, an optional output list last). ``...`` stands for broadcast dimensions; a
+    subscript repeated in one operand takes its diagonal. Differentiable for every contraction.
 
         >>> agnostic.einsum("ij,j->i", agnostic.tensor([[1, 2], [3, 4]]), agnostic.tensor([1, 1]))
         tensor([3, 7])
     """
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    if isinstance(equation, TensorBase):
+        equation, operands = _sublist_equation((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for position, operand in enumerate(operands):
         if not isinstance(operand, TensorBase):
@@ -574,4 +607,244 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return difference.pow(p).sum(-1).pow(1 / p)
 
 
+# ----- torch's top-level linear algebra (torch.det, x.inverse()...) ---------------------------------------------------
+# They call torch.linalg's functions, which ``agnostic/linalg.py`` registers here as it loads: that module imports
+# this one (the Tensor class is built from the ops modules first), so this one can't import it. Their gradients are
+# those of the ``agnostic.linalg`` ops they call.
+linalg_functions: dict = {}
+
+
+def _linalg(name):
+    return linalg_functions[name]
+
+
+def return_type(name, fields):
+    """A named tuple printed as PyTorch's ``torch.return_types.<name>``."""
+    base = namedtuple(name, fields)
+    base.__repr__ = lambda self: (f"agnostic.return_types.{name}(\n"
+                                  + ",\n".join(f"{field}={getattr(self, field)!r}" for field in fields) + ")")
+    return base
+
+
+slogdet_result = return_type("slogdet", ["sign", "logabsdet"])
+svd_result = return_type("svd", ["U", "S", "V"])
+
+
+@composite()
+def det(input):
+    """Determinant of a square matrix or a batch of them (``linalg.det``).
+
+        >>> agnostic.tensor([[2., 1.], [1., 2.]]).det()
+        tensor(3.)
+    """
+    return _linalg("det")(input)
+
+
+@composite()
+def slogdet(input):
+    """Sign and natural logarithm of the absolute value of the determinant (``linalg.slogdet``), as the named tuple
+    ``(sign, logabsdet)``.
+
+        >>> agnostic.tensor([[-2., 0.], [0., 1.]]).slogdet().sign
+        tensor(-1.)
+    """
+    return slogdet_result(*_linalg("slogdet")(input))
+
+
+@composite()
+def logdet(input):
+    """Natural logarithm of the determinant: NaN where a real determinant is negative, -inf where it is zero.
+
+        >>> agnostic.tensor([[-1., 0.], [0., 1.]]).logdet()
+        tensor(nan)
+    """
+    sign, logabsdet = _linalg("slogdet")(input)
+    if input.dtype.is_complex:
+        return logabsdet + sign.log()
+    return logabsdet.where(sign >= 0, math.nan)
+
+
+@composite()
+def inverse(input):
+    """Inverse of a square matrix or a batch of them (``linalg.inv``): a RuntimeError for a singular one.
+
+        >>> agnostic.tensor([[2., 0.], [0., 4.]]).inverse()
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.2500]])
+    """
+    return _linalg("inv")(input)
+
+
+@composite()
+def pinverse(input, rcond=1e-15):
+    """Moore-Penrose pseudo-inverse, singular values below ``rcond`` times the largest taken as zero
+    (``linalg.pinv(input, rtol=rcond)``).
+
+        >>> agnostic.tensor([[1., 0.], [0., 0.]]).pinverse()
+        tensor([[1., 0.],
+                [0., 0.]])
+    """
+    return _linalg("pinv")(input, rtol=rcond)
+
+
+@composite()
+def matrix_power(input, n):
+    """``input`` to the integer power ``n`` (``n < 0``: of its inverse; 0: the identity), as ``linalg.matrix_power``.
+
+        >>> agnostic.tensor([[1., 1.], [0., 1.]]).matrix_power(3)
+        tensor([[1., 3.],
+                [0., 1.]])
+    """
+    return _linalg("matrix_power")(input, n)
+
+
+@composite()
+def matrix_exp(input):
+    """Matrix exponential of a square matrix or a batch of them (``linalg.matrix_exp``).
+
+        >>> agnostic.zeros(2, 2).matrix_exp()
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return _linalg("matrix_exp")(input)
+
+
+def _cholesky_factor(input2, upper):
+    """``A`` of a Cholesky factor: ``L @ L^H``, or ``U^H @ U`` where ``upper``."""
+    return conj(input2).mT.matmul(input2) if upper else input2.matmul(conj(input2).mT)
+
+
+@composite()
+def cholesky_solve(input, input2, upper=False):
+    """Solution ``X`` of ``A X = input`` where ``input2`` is ``A``'s Cholesky factor (lower, or upper with
+    ``upper=True``), batches broadcasting.
+
+        >>> L = agnostic.tensor([[2., 0.], [0., 2.]])
+        >>> agnostic.cholesky_solve(agnostic.ones(2, 1), L)
+        tensor([[0.2500],
+                [0.2500]])
+    """
+    if input.ndim < 2 or input2.ndim < 2:
+        raise RuntimeError(f"cholesky_solve: b and u need at least 2 dimensions, got {input.ndim} and {input2.ndim}")
+    return _linalg("solve")(_cholesky_factor(input2, upper), input)
+
+
+@composite()
+def cholesky_inverse(input, upper=False):
+    """Inverse of ``A`` from its Cholesky factor ``input`` (lower, or upper with ``upper=True``).
+
+        >>> agnostic.cholesky_inverse(agnostic.tensor([[2., 0.], [0., 1.]]))
+        tensor([[0.2500, 0.0000],
+                [0.0000, 1.0000]])
+    """
+    return _linalg("inv")(_cholesky_factor(input, upper))
+
+
+@composite()
+def svd(input, some=True, compute_uv=True):
+    """Singular value decomposition in ``torch.svd``'s older form: ``(U, S, V)`` with ``input = U diag(S) V^H``
+    (``V``, not ``Vh``); ``some=True`` gives the reduced ``U`` and ``V``, and ``compute_uv=False`` zero-filled ones
+    of the full shapes.
+
+        >>> agnostic.tensor([[3., 0.], [0., 4.]]).svd().S
+        tensor([4., 3.])
+    """
+    if not compute_uv:
+        values = _linalg("svdvals")(input)
+        rows, columns = input.shape[-2], input.shape[-1]
+        batch, where = tuple(input.shape[:-2]), {"dtype": input.dtype, "device": input.device}
+        return svd_result(zeros(batch + (rows, rows), **where), values, zeros(batch + (columns, columns), **where))
+    U, S, Vh = _linalg("svd")(input, full_matrices=not some)
+    return svd_result(U, S, conj(Vh).mT)
+
+
+
+lu_unpack_result = return_type("lu_unpack", ["P", "L", "U"])
+lu_result = return_type("lu", ["LU", "pivots"])  # torch.lu's plain tuple, as a named one
+lu_with_info_result = return_type("lu_with_info", ["LU", "pivots", "infos"])
+
+
+def _permutation_rows(pivots, rows):
+    """For LAPACK's 1-based ``pivots`` (..., k) of matrices with ``rows`` rows, ``order`` (..., rows) with
+    ``P^T A = A[order]``: the row exchanges applied in turn to ``0, 1, ..., rows - 1``."""
+    xp = pivots._device.backend.xp
+
+    def exchanges(swaps):
+        positions = xp.arange(rows)
+        order = xp.broadcast_to(positions, swaps.shape[:-1] + (rows,)).copy()
+        for i in range(swaps.shape[-1]):
+            j = swaps[..., i:i + 1].astype(numpy.int64) - 1
+            at_i, at_j = order[..., i:i + 1], xp.take_along_axis(order, j, -1)
+            order = xp.where(positions == j, at_i, order)
+            order[..., i:i + 1] = at_j
+        return order
+    return pivots._device.backend.run(exchanges, pivots._data)
+
+
+@composite(method=False)
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """``(P, L, U)`` from ``linalg.lu_factor``'s packed ``LU_data`` (..., m, n) and int32 ``LU_pivots``, as
+    ``torch.lu_unpack``: ``P`` (m x m) a permutation matrix, ``L`` (m x k) unit lower triangular, ``U`` (k x n)
+    upper triangular, k = min(m, n); empty tensors for the parts not asked for.
+
+        >>> LU, pivots = agnostic.linalg.lu_factor(agnostic.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> agnostic.lu_unpack(LU, pivots).L
+        tensor([[1.0000, 0.0000],
+                [0.3333, 1.0000]])
+    """
+    for position, (value, name) in enumerate(((LU_data, "LU_data"), (LU_pivots, "LU_pivots")), start=1):
+        if not isinstance(value, TensorBase):
+            raise TypeError(f"lu_unpack(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+    device = check_same_device(LU_data, LU_pivots)
+    if LU_pivots.dtype.name != "int32":
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                           "Note: this function is intended to be used with the output produced by "
+                           "torch.linalg.lu_factor")
+    if LU_data.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(LU_data.shape)} instead")
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    if tuple(LU_pivots.shape) != tuple(LU_data.shape[:-2]) + (k,):
+        raise RuntimeError(f"torch.lu_unpack: Expected LU_pivots.shape == {list(LU_data.shape[:-2]) + [k]} "
+                           f"(LU_data's batch and min(m, n)), got {list(LU_pivots.shape)}")
+    empty = zeros(0, dtype=LU_data.dtype, device=LU_data.device)
+    L = U = P = empty
+    if unpack_data:
+        L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        U = LU_data[..., :k, :].triu()
+    if unpack_pivots:
+        order = _permutation_rows(LU_pivots, m)
+        xp = device.backend.xp
+        one_hot = device.backend.run(lambda o: xp.arange(m)[:, None] == o[..., None, :], order)
+        P = wrap(one_hot, device).to(LU_data.dtype)
+    return lu_unpack_result(P, L, U)
+
+
+@composite()
+def lu(A, pivot=True, get_infos=False):
+    """``(LU, pivots)``, or ``(LU, pivots, infos)`` with ``get_infos``: the deprecated ``torch.lu``
+    (``linalg.lu_factor_ex`` without its checks).
+
+        >>> agnostic.tensor([[1.0, 2.0], [3.0, 4.0]]).lu().pivots
+        tensor([2, 2], dtype=agnostic.int32)
+    """
+    LU, pivots, info = _linalg("lu_factor_ex")(A, pivot=pivot)
+    return lu_with_info_result(LU, pivots, info) if get_infos else lu_result(LU, pivots)
+
+
+@composite()
+def lu_solve(input, LU_data, LU_pivots):
+    """The solution ``X`` of ``A X = input`` from ``A``'s ``LU_data`` and ``LU_pivots`` (``linalg.lu_factor``'s):
+    the deprecated ``torch.lu_solve`` (``linalg.lu_solve(LU_data, LU_pivots, input)``).
+
+        >>> LU, pivots = agnostic.linalg.lu_factor(agnostic.tensor([[2.0, 0.0], [0.0, 4.0]]))
+        >>> agnostic.ones(2, 1).lu_solve(LU, pivots)
+        tensor([[0.5000],
+                [0.2500]])
+    """
+    return _linalg("lu_solve")(LU_data, LU_pivots, input)
+
 __all__ = public_names(globals())
+

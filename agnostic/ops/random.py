@@ -12,10 +12,11 @@ import threading
 import numpy
 
 from .. import _dtypes
+from .._allocation import check_allocation
 from .._backends import philox as _philox
 from .._device import CPU
 from .._tensor import TensorBase, _check_writable, wrap
-from ._registry import tensor_method
+from ._registry import composite, tensor_method
 from .creation import _leaf, _sizes, _target
 
 _DEFAULT_SEED = 67280421310721
@@ -219,6 +220,7 @@ def _floating(dtype, name):
 
 def _uniform_array(source, shape, numpy_dtype, low=0.0, high=1.0):
     count = math.prod(shape)
+    check_allocation(shape, numpy_dtype, source.device)
     seed, start = source._take(_philox.uniform_blocks(count, numpy_dtype))
     with source.device.backend.activate():
         return _philox.uniform(source.device, seed, start, count, numpy_dtype, low, high).reshape(shape)
@@ -226,6 +228,7 @@ def _uniform_array(source, shape, numpy_dtype, low=0.0, high=1.0):
 
 def _normal_array(source, shape, numpy_dtype, mean=0.0, std=1.0):
     count = math.prod(shape)
+    check_allocation(shape, numpy_dtype, source.device)
     seed, start = source._take(_philox.normal_blocks(count, numpy_dtype))
     with source.device.backend.activate():
         return _philox.normal(source.device, seed, start, count, numpy_dtype, mean, std).reshape(shape)
@@ -233,6 +236,7 @@ def _normal_array(source, shape, numpy_dtype, mean=0.0, std=1.0):
 
 def _integer_array(source, shape, low, span):
     count = math.prod(shape)
+    check_allocation(shape, numpy.int64, source.device)
     seed, start = source._take(_philox.integer_blocks(count))
     with source.device.backend.activate():
         return _philox.integers(source.device, seed, start, count, low, span).reshape(shape)
@@ -450,5 +454,207 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return _leaf(wrap(array, device), requires_grad)
 
 
+# ----- more in-place samplers (each draws from the device's Philox stream, so every device gives the same numbers) --
+def _uniform_for(self, generator):
+    """Uniform [0, 1) samples shaped like ``self``, in float64 for float64 tensors and float32 otherwise."""
+    uniform_dtype = numpy.float64 if self.dtype is _dtypes.float64 else numpy.float32
+    return _uniform_array(_source(generator, self._device), self._data.shape, uniform_dtype)
+
+
+def _fill_with(self, array):
+    with self._device.backend.activate():
+        self._data[...] = array.astype(self._data.dtype, copy=False)
+    return self
+
+
+_MANTISSA_RANGES = {_dtypes.float16: 2 ** 11, _dtypes.bfloat16: 2 ** 8, _dtypes.float32: 2 ** 24,
+                    _dtypes.float64: 2 ** 53}
+
+
+@tensor_method(overwrites=True, shape_only=True)
+def random_(self, from_=0, to=None, *, generator=None):
+    """Fill ``self`` in place with integers uniform in ``[from, to)`` (``random_(to)`` is ``[0, to)``); without
+    ``to``, up to the dtype's largest integer (for floating dtypes, the largest its mantissa holds exactly).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.zeros(5).random_(10)
+        tensor([9., 8., 9., 6., 3.])
+    """
+    _check_writable(self)
+    if self.dtype.is_complex:
+        raise RuntimeError(f"random_ is not implemented for {self.dtype}")
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    if to is None:
+        if self.dtype is _dtypes.bool:
+            to = 2
+        elif self.dtype.is_floating_point:
+            to = _MANTISSA_RANGES[self.dtype] + 1
+        else:
+            to = int(numpy.iinfo(self.dtype.numpy_dtype).max) + 1
+    _check_integer_range(int(from_), int(to), self.dtype)
+    array = _integer_array(_source(generator, self._device), self._data.shape, int(from_), int(to) - int(from_))
+    return _fill_with(self, array)
+
+
+@tensor_method(overwrites=True, shape_only=True)
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fill ``self`` in place with exponential samples of rate ``lambd``: ``-log(1 - u) / lambd``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.empty(3).exponential_()
+        tensor([0.0354, 0.0116, 0.9466])
+    """
+    _check_writable(self)
+    _floating(self.dtype, "exponential_")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    uniform = _uniform_for(self, generator)
+    xp = self._device.backend.xp
+    with self._device.backend.activate():
+        return _fill_with(self, -xp.log1p(-uniform) / uniform.dtype.type(lambd))
+
+
+@tensor_method(overwrites=True, shape_only=True)
+def geometric_(self, p, *, generator=None):
+    """Fill ``self`` in place with geometric samples (trials to the first success, from 1) of success
+    probability ``p``: ``ceil(log(1 - u) / log(1 - p))``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.empty(4).geometric_(0.5)
+        tensor([1., 1., 2., 1.])
+    """
+    _check_writable(self)
+    if self.dtype.is_complex or self.dtype is _dtypes.bool:
+        raise RuntimeError(f"geometric_ is not implemented for {self.dtype}")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    uniform = _uniform_for(self, generator)
+    xp = self._device.backend.xp
+    with self._device.backend.activate():
+        trials = xp.ceil(xp.log1p(-uniform) / uniform.dtype.type(math.log1p(-p)))
+        return _fill_with(self, xp.maximum(trials, 1))
+
+
+@tensor_method(overwrites=True, shape_only=True)
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill ``self`` in place with log-normal samples: ``exp`` of normal samples of ``mean`` and ``std``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.empty(3).log_normal_(0.0, 0.1)
+        tensor([0.9743, 0.9849, 1.1213])
+    """
+    _check_writable(self)
+    _floating(self.dtype, "log_normal_")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    normal_dtype = numpy.float64 if self.dtype is _dtypes.float64 else numpy.float32
+    array = _normal_array(_source(generator, self._device), self._data.shape, normal_dtype, mean, std)
+    xp = self._device.backend.xp
+    with self._device.backend.activate():
+        return _fill_with(self, xp.exp(array))
+
+
+@tensor_method(overwrites=True, shape_only=True)
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill ``self`` in place with Cauchy samples: ``median + sigma * tan(pi * (u - 1/2))``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.empty(3).cauchy_()
+        tensor([ -9.1257, -27.5550,   0.3670])
+    """
+    _check_writable(self)
+    _floating(self.dtype, "cauchy_")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    uniform = _uniform_for(self, generator)
+    xp = self._device.backend.xp
+    kind = uniform.dtype.type
+    with self._device.backend.activate():
+        return _fill_with(self, kind(median) + kind(sigma) * xp.tan(kind(math.pi) * (uniform - kind(0.5))))
+
+
+@tensor_method(overwrites=True, shape_only=True)
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill ``self`` in place with 0/1 samples, 1 with probability ``p`` (a number, or a tensor broadcast to
+    ``self``'s shape): ``uniform < p``, as ``bernoulli``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.empty(4).bernoulli_(0.5)
+        tensor([1., 1., 0., 1.])
+    """
+    _check_writable(self)
+    if isinstance(p, TensorBase):
+        probability = p.to(self._device).to(_dtypes.float64 if self.dtype is _dtypes.float64 else _dtypes.float32)
+        probability = probability.expand(self.shape)._data
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        probability = p
+    uniform = _uniform_for(self, generator)
+    with self._device.backend.activate():
+        return _fill_with(self, uniform < (probability if isinstance(p, TensorBase) else uniform.dtype.type(p)))
+
+
+@composite()
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the categories weighted by each row of ``input`` (1-D or 2-D, non-negative weights, not
+    necessarily summing to one), ``num_samples`` per row, as int64 (``torch.multinomial``).
+
+    With ``replacement`` each draw inverts the row's cumulative distribution at a uniform sample; without, the
+    categories are ordered by ``-log(u) / weight`` (independent exponential races), whose first ``num_samples``
+    are a draw without replacement.
+
+        >>> agnostic.multinomial(agnostic.tensor([0.0, 1.0, 0.0]), 2, replacement=True)
+        tensor([1, 1])
+        >>> sorted(agnostic.multinomial(agnostic.tensor([1.0, 1.0, 1.0]), 3).tolist())
+        [0, 1, 2]
+    """
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {input.ndim} dimensions")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples, got num_samples={num_samples}")
+    categories = input.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+                           f"({num_samples} > {categories}); pass replacement=True")
+    rows = input.reshape(-1, categories).to(_dtypes.float64 if input.dtype is _dtypes.float64 else _dtypes.float32)
+    device = input._device
+    backend = device.backend
+    xp = backend.xp
+    weights = rows._data
+    with backend.activate():
+        invalid = bool(xp.any(~xp.isfinite(weights)) or xp.any(weights < 0))
+        totals = weights.sum(axis=1)
+        empty = bool(xp.any(totals <= 0))
+        positives = int((weights > 0).sum(axis=1).min()) if not replacement else 0
+    if invalid:
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if empty:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and positives < num_samples:
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
+                           "category to sample)")
+    source = _source(generator, device)
+    if replacement:
+        uniform = _uniform_array(source, (weights.shape[0], num_samples), weights.dtype)
+        with backend.activate():
+            cumulative = xp.cumsum(weights, axis=1) / totals[:, None]
+            # The index of the first category whose cumulative share exceeds the sample; never past the last one.
+            chosen = (cumulative[:, None, :] <= uniform[:, :, None]).sum(axis=2)
+            chosen = xp.minimum(chosen, categories - 1).astype(numpy.int64)
+    else:
+        uniform = _uniform_array(source, weights.shape, weights.dtype)
+        with backend.activate():
+            with numpy.errstate(divide="ignore"):
+                keys = -xp.log1p(-uniform) / weights
+            order = xp.argsort(keys, axis=1)
+            chosen = order[:, :num_samples].astype(numpy.int64)
+    result = wrap(chosen, device)
+    return result.reshape(num_samples) if input.ndim == 1 else result
+
+
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn",
-           "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli", "normal"]
+           "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli", "normal", "multinomial"]

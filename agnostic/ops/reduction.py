@@ -11,9 +11,9 @@ from collections import namedtuple
 import numpy
 
 from .. import _autocast, _dtypes
-from .._tensor import TensorBase, _normalize_dim, wrap
-from ._dispatch import finish, operand_array
-from ._registry import composite, public_names
+from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
+from ._dispatch import finish, operand_array, write_result
+from ._registry import composite, in_place_of, public_names
 from .creation import arange, ones, zeros_like
 from .elementwise import maximum, minimum, where
 from .shape import cat
@@ -561,6 +561,63 @@ def logsumexp(input, dim, keepdim=False):
             reduced = _reduced(axes, array.ndim)
             out = out.reshape([n for i, n in enumerate(out.shape) if i not in reduced])
     return finish(out, result, device)
+
+
+
+# ----- distances and dot products ---------------------------------------------------------------------------------
+@composite()
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other``, broadcast (``torch.dist``).
+
+        >>> agnostic.dist(agnostic.tensor([0.0, 0.0]), agnostic.tensor([3.0, 4.0]))
+        tensor(5.)
+    """
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"dist(): expected a floating point or complex tensor as input, got {input.dtype}")
+    return (input - other).norm(p)
+
+
+@composite()
+def vdot(input, other, *, out=None):
+    """The dot product of two 1-D tensors of one dtype, ``input`` conjugated first (``torch.vdot``).
+
+        >>> agnostic.vdot(agnostic.tensor([1 + 1j, 2]), agnostic.tensor([1j, 1]))
+        tensor(3.+1.j)
+    """
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"vdot : expected both vectors to have same dtype, but found {input.dtype} and "
+                           f"{other.dtype}; convert one with .to()")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{other.shape[0]}] "
+                           "to have the same number of elements, but got "
+                           f"{input.shape[0]} and {other.shape[0]} elements respectively")
+    result = (input.conj() * other).sum()
+    return result if out is None else write_result(out, result, "vdot")
+
+
+
+@in_place_of(cumsum)
+def cumsum_(self, dim, *, dtype=None):
+    """In-place ``cumsum``: the running sum along ``dim`` written into ``self``.
+
+        >>> agnostic.tensor([1.0, 2.0, 3.0]).cumsum_(0)
+        tensor([1., 3., 6.])
+    """
+    _check_writable(self)
+    return write_result(self, cumsum(self, dim, dtype=dtype), "cumsum_")
+
+
+@in_place_of(cumprod)
+def cumprod_(self, dim, *, dtype=None):
+    """In-place ``cumprod``: the running product along ``dim`` written into ``self``.
+
+        >>> agnostic.tensor([1.0, 2.0, 3.0]).cumprod_(0)
+        tensor([1., 2., 6.])
+    """
+    _check_writable(self)
+    return write_result(self, cumprod(self, dim, dtype=dtype), "cumprod_")
 
 
 __all__ = public_names(globals())

@@ -9,10 +9,11 @@ import warnings
 import numpy
 
 from .. import _backend, _dtypes
+from .._allocation import check_allocation
 from .._size import Size
-from .._tensor import TensorBase, _normalize_dim, wrap
-from ._dispatch import check_same_device, finish, operand_array, result_dtype
-from ._registry import composite, public_names, tensor_method
+from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
+from ._dispatch import check_same_device, finish, operand_array, result_dtype, write_result
+from ._registry import composite, in_place_of, public_names, tensor_method
 from .creation import arange, tensor as make_tensor, zeros, zeros_like
 
 
@@ -312,7 +313,13 @@ def expand(input, *sizes):
         shape.append(size)
     strides = [0] * lead + [0 if array.shape[i] == 1 and shape[i + lead] != 1 else array.strides[i]
                             for i in range(array.ndim)]
+    if math.prod(shape) * array.itemsize > _INT64_MAX:  # NumPy and CuPy arrays, views included, can't be larger
+        raise RuntimeError(f"expand(): a view of shape {shape} would span {math.prod(shape) * array.itemsize} bytes, "
+                           "more than int64 can count, which agnostic's arrays can't describe; expand less")
     return wrap(_as_strided(input._device, array, tuple(shape), tuple(strides)), input._device)
+
+
+_INT64_MAX = 2 ** 63 - 1
 
 
 def _as_strided(device, array, shape, strides):
@@ -552,7 +559,7 @@ def unbind(input, dim=0):
     """
     axis = _normalize_dim(dim, input._data.ndim)
     moved = input._device.backend.xp.moveaxis(input._data, axis, 0)
-    return tuple(wrap(moved[i], input._device) for i in range(moved.shape[0]))
+    return tuple(wrap(moved[i, ...], input._device) for i in range(moved.shape[0]))  # [i, ...]: a 0-dim view
 
 
 def _narrow_gradient(grad, input, dim, start, length):
@@ -674,6 +681,8 @@ def repeat(input, *sizes):
     if len(sizes) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
+    padded = (1,) * (len(sizes) - input._data.ndim) + input._data.shape
+    check_allocation(tuple(count * size for count, size in zip(sizes, padded)), input._data.dtype, input._device)
     xp = input._device.backend.xp
     return wrap(input._device.backend.run(xp.tile, input._data, sizes), input._device)
 
@@ -793,7 +802,13 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     axis1, axis2 = _normalize_dim(dim1, ndim), _normalize_dim(dim2, ndim)
     if axis1 == axis2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return wrap(input._data.diagonal(offset, axis1, axis2), input._device)
+    # NumPy's diagonal() is a read-only view: build the same, writable, view from strides (PyTorch's is writable).
+    backend = input._device.backend
+    planes = backend.xp.moveaxis(input._data, (axis1, axis2), (-2, -1))[..., builtins.max(-offset, 0):,
+                                                                          builtins.max(offset, 0):]
+    length = builtins.max(builtins.min(planes.shape[-2], planes.shape[-1]), 0)
+    return wrap(backend.as_strided(planes, planes.shape[:-2] + (length,),
+                                   planes.strides[:-2] + (planes.strides[-2] + planes.strides[-1],)), input._device)
 
 
 def _diag_gradient(grad, input, diagonal):
@@ -954,6 +969,364 @@ def combinations(input, r=2, with_replacement=False):
     choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     positions = numpy.fromiter(itertools.chain.from_iterable(choose(range(input.shape[0]), r)), numpy.int64)
     return input[make_tensor(positions.reshape(-1, r), device=input.device)]
+
+
+
+# ----- more of PyTorch's shape ops --------------------------------------------------------------------------------
+@tensor_method()
+def type_as(input, other):
+    """``input`` in ``other``'s dtype (``input`` itself when they match), as ``Tensor.type_as``.
+
+        >>> agnostic.tensor([1, 2]).type_as(agnostic.tensor([0.5]))
+        tensor([1., 2.])
+    """
+    return input.to(other.dtype)
+
+
+@composite()
+def ravel(input):
+    """The elements as one dimension: a view when the layout allows, a copy otherwise (``torch.ravel``).
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).ravel()
+        tensor([1, 2, 3, 4])
+    """
+    return input.reshape(-1)
+
+
+@composite()
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``torch.diff``), after joining ``prepend`` and ``append`` to
+    ``input`` there; bool tensors give ``!=`` of neighbours, as in PyTorch.
+
+        >>> agnostic.diff(agnostic.tensor([1, 4, 9, 16]))
+        tensor([3, 5, 7])
+        >>> agnostic.diff(agnostic.tensor([1.0, 4.0]), prepend=agnostic.tensor([0.0]), n=2)
+        tensor([2.])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    dim = _normalize_dim(dim, input.ndim)
+    pieces = [piece for piece in (prepend, input, append) if piece is not None]
+    if len(pieces) > 1:
+        pieces = [piece if isinstance(piece, TensorBase) else make_tensor(piece, device=input.device)
+                  for piece in pieces]
+        pieces = [piece.expand(input.shape[:dim] + (1,) + input.shape[dim + 1:]) if piece.ndim == 0 else piece
+                  for piece in pieces]
+        input = cat(pieces, dim)
+    for _ in range(n):
+        length = input.shape[dim]
+        if length == 0:
+            break
+        later, earlier = input.narrow(dim, 1, length - 1), input.narrow(dim, 0, length - 1)
+        input = later != earlier if input.dtype is _dtypes.bool else later - earlier
+    return input
+
+
+def _windows_back(grad, input, dimension, size, step):
+    """Each window's gradient added back to the elements it covered."""
+    dim = _normalize_dim(dimension, input.ndim) if input.ndim else 0
+    gradient = zeros(input.shape, dtype=grad.dtype, device=grad.device)
+    if input.ndim == 0:
+        return gradient + grad.reshape(())
+    starts = arange(grad.shape[dim], device=grad.device) * step
+    for offset in range(size):
+        gradient = gradient.index_add(dim, starts + offset, grad[..., offset])
+    return gradient
+
+
+@tensor_method(is_view=True, shape_only=True, gradients={"input": _windows_back})
+def unfold(input, dimension, size, step):
+    """A view of every ``size``-long window along ``dimension``, ``step`` apart, as a new last dimension
+    (``Tensor.unfold``); no memory is copied.
+
+        >>> agnostic.arange(1, 6).unfold(0, 2, 2)
+        tensor([[1, 2],
+                [3, 4]])
+    """
+    array = input._data
+    if step <= 0:
+        raise RuntimeError(f"unfold(): step is {step} but must be > 0; pass a positive step")
+    if size < 0:
+        raise RuntimeError(f"unfold(): size is {size} but must be >= 0")
+    if array.ndim == 0:
+        if size > 1:
+            raise RuntimeError(f"unfold(): maximum size for tensor at dimension 0 is 1 but size is {size}")
+        return wrap(array.reshape(1), input._device)
+    dim = _normalize_dim(dimension, array.ndim)
+    length = array.shape[dim]
+    if size > length:
+        raise RuntimeError(f"unfold(): maximum size for tensor at dimension {dim} is {length} but size is {size}; "
+                           "take a smaller window")
+    shape = array.shape[:dim] + ((length - size) // step + 1,) + array.shape[dim + 1:] + (size,)
+    strides = array.strides[:dim] + (array.strides[dim] * step,) + array.strides[dim + 1:] + (array.strides[dim],)
+    return wrap(_as_strided(input._device, array, shape, strides), input._device)
+
+
+def _at_least(name, dims, tensors):
+    single = len(tensors) == 1 and isinstance(tensors[0], TensorBase)
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tuple(tensors[0])
+    results = []
+    for tensor in tensors:
+        if not isinstance(tensor, TensorBase):
+            raise TypeError(f"{name}(): expected Tensors, got {type(tensor).__name__}")
+        if tensor.ndim < dims:
+            # NumPy's placement: a 1-D (n,) becomes (1, n) and then (1, n, 1).
+            shape = {0: (1,) * dims, 1: (1, tensor.numel(), 1)[:dims] if dims > 1 else (tensor.numel(),),
+                     2: tuple(tensor.shape) + (1,)}[tensor.ndim]
+            tensor = tensor.reshape(shape)
+        results.append(tensor)
+    return results[0] if single else tuple(results)
+
+
+@composite(method=False)
+def atleast_1d(*tensors):
+    """Each tensor with at least one dimension (a 0-dim tensor becomes shape ``(1,)``); one tensor in, one out.
+
+        >>> agnostic.atleast_1d(agnostic.tensor(3.0))
+        tensor([3.])
+    """
+    return _at_least("atleast_1d", 1, tensors)
+
+
+@composite(method=False)
+def atleast_2d(*tensors):
+    """Each tensor with at least two dimensions (shape ``(n,)`` becomes ``(1, n)``); one tensor in, one out.
+
+        >>> agnostic.atleast_2d(agnostic.tensor([1, 2])).shape
+        agnostic.Size([1, 2])
+    """
+    return _at_least("atleast_2d", 2, tensors)
+
+
+@composite(method=False)
+def atleast_3d(*tensors):
+    """Each tensor with at least three dimensions (``(n,)`` becomes ``(1, n, 1)``, ``(m, n)`` becomes
+    ``(m, n, 1)``); one tensor in, one out.
+
+        >>> agnostic.atleast_3d(agnostic.tensor([[1, 2]])).shape
+        agnostic.Size([1, 2, 1])
+    """
+    return _at_least("atleast_3d", 3, tensors)
+
+
+def _split_along(name, input, sections, dim, least):
+    if input.ndim < least:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, but got a tensor with "
+                           f"{input.ndim} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{input.shape[dim]} is not divisible by the split_size {sections}!")
+    return input.tensor_split(sections, dim)
+
+
+@composite()
+def hsplit(input, indices_or_sections):
+    """Split along the columns: dimension 1, or 0 for a 1-D tensor (``torch.hsplit``; a count must divide it).
+
+        >>> [piece.tolist() for piece in agnostic.tensor([[1, 2, 3, 4]]).hsplit(2)]
+        [[[1, 2]], [[3, 4]]]
+    """
+    return _split_along("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+@composite()
+def vsplit(input, indices_or_sections):
+    """Split along the rows, dimension 0 of a tensor of at least two (``torch.vsplit``; a count must divide it).
+
+        >>> [piece.tolist() for piece in agnostic.tensor([[1], [2], [3]]).vsplit([1])]
+        [[[1]], [[2], [3]]]
+    """
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+@composite()
+def dsplit(input, indices_or_sections):
+    """Split along the depth, dimension 2 of a tensor of at least three (``torch.dsplit``; a count must divide it).
+
+        >>> [piece.shape for piece in agnostic.zeros(1, 1, 4).dsplit(2)]
+        [agnostic.Size([1, 1, 2]), agnostic.Size([1, 1, 2])]
+    """
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
+def _triangle_indices(name, rows, columns, offset, lower, dtype, device):
+    if dtype is None:
+        dtype = _dtypes.int64
+    if rows < 0 or columns < 0:
+        raise RuntimeError(f"{name}(): row and col must be non-negative, got {rows} and {columns}")
+    index = numpy.tril_indices(rows, offset, columns) if lower else numpy.triu_indices(rows, offset, columns)
+    return make_tensor(numpy.stack(index).reshape(2, -1), dtype=dtype, device=device)
+
+
+@composite(method=False)
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The ``2 x N`` (row, column) indices of the lower triangle of a ``row x col`` matrix, row by row
+    (``torch.tril_indices``); ``offset`` moves the diagonal up (positive) or down.
+
+        >>> agnostic.tril_indices(3, 3)
+        tensor([[0, 1, 1, 2, 2, 2],
+                [0, 0, 1, 0, 1, 2]])
+    """
+    return _triangle_indices("tril_indices", row, col, offset, True, dtype, device)
+
+
+@composite(method=False)
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The ``2 x N`` (row, column) indices of the upper triangle of a ``row x col`` matrix, row by row
+    (``torch.triu_indices``); ``offset`` moves the diagonal up (positive) or down.
+
+        >>> agnostic.triu_indices(3, 3, 1)
+        tensor([[0, 0, 1],
+                [1, 2, 2]])
+    """
+    return _triangle_indices("triu_indices", row, col, offset, False, dtype, device)
+
+
+@composite(method=False)
+def block_diag(*tensors):
+    """The tensors (0-, 1- or 2-D) on the diagonal of one matrix, zeros elsewhere (``torch.block_diag``).
+
+        >>> agnostic.block_diag(agnostic.tensor([[1, 2]]), agnostic.tensor(3))
+        tensor([[1, 2, 0],
+                [0, 0, 3]])
+    """
+    if not tensors:
+        return zeros(1, 0)
+    for position, tensor in enumerate(tensors):
+        if tensor.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {position} "
+                               f"has {tensor.ndim} dimensions")
+    device = check_same_device(*tensors)
+    dtype = result_dtype(*tensors)
+    blocks = [tensor.to(dtype).reshape(1 if tensor.ndim == 0 else -1 if tensor.ndim == 1 else tensor.shape[0],
+                                       1 if tensor.ndim == 0 else tensor.shape[-1]) if tensor.ndim < 2
+              else tensor.to(dtype) for tensor in tensors]
+    blocks = [block.reshape(1, -1) if tensor.ndim == 1 else block for block, tensor in zip(blocks, tensors)]
+    width = builtins.sum(block.shape[1] for block in blocks)
+    rows, left = [], 0
+    for block in blocks:
+        height, columns = block.shape
+        pieces = [zeros(height, left, dtype=dtype, device=device), block,
+                  zeros(height, width - left - columns, dtype=dtype, device=device)]
+        rows.append(cat(pieces, 1))
+        left += columns
+    return cat(rows, 0)
+
+
+@composite(method=False)
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N - 1)`` down to ``x ** 0`` (up, with
+    ``increasing``), ``N`` defaulting to ``len(x)`` (``torch.vander``).
+
+        >>> agnostic.vander(agnostic.tensor([1, 2, 3]))
+        tensor([[1, 1, 1],
+                [4, 2, 1],
+                [9, 3, 1]])
+    """
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    if N is None:
+        N = x.shape[0]
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = result_dtype(x, 1)
+    x = x.to(dtype)
+    columns = [x.new_ones(x.shape)] if N else []
+    for _ in range(1, N):
+        columns.append(columns[-1] * x)
+    if not columns:
+        return zeros(x.shape[0], 0, dtype=dtype, device=x.device)
+    if not increasing:
+        columns.reverse()
+    return stack(columns, 1)
+
+
+
+# ----- in-place forms ---------------------------------------------------------------------------------------------
+@in_place_of(tril)
+def tril_(self, diagonal=0):
+    """In-place ``tril``: everything above the ``diagonal`` of the last two dimensions set to zero.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).tril_()
+        tensor([[1, 0],
+                [3, 4]])
+    """
+    _check_writable(self)
+    return write_result(self, tril(self, diagonal), "tril_")
+
+
+@in_place_of(triu)
+def triu_(self, diagonal=0):
+    """In-place ``triu``: everything below the ``diagonal`` of the last two dimensions set to zero.
+
+        >>> agnostic.tensor([[1, 2], [3, 4]]).triu_()
+        tensor([[1, 2],
+                [0, 4]])
+    """
+    _check_writable(self)
+    return write_result(self, triu(self, diagonal), "triu_")
+
+
+def _restrided(name, reshaped):
+    """A Tensor method that gives ``self`` the shape and strides of ``reshaped(self, ...)``, a view of its memory
+    (``squeeze_``, ``t_``...). A tensor that needs a gradient is refused: agnostic's graph reads the shapes its
+    tensors had when recorded, so ``x = x.<op>()`` is the form to use there."""
+    def method(self, *args, **kwargs):
+        if self._requires_grad:
+            raise RuntimeError(f"{name}(): agnostic doesn't change the shape of a tensor that requires grad in "
+                               f"place; use the out-of-place form, x = x.{name[:-1]}(...)")
+        self._data = reshaped(self, *args, **kwargs)._data
+        return self
+    method.__name__ = method.__qualname__ = name
+    method.__wrapped__ = reshaped  # its signature, with ``self`` for ``input``
+    return method
+
+
+def _declare_restrided(name, reshaped, example, printed):
+    method = _restrided(name, reshaped)
+    method.__doc__ = f"""In-place ``{name[:-1]}``: ``self`` takes the new shape (its memory is kept).
+
+        >>> {example}
+        {printed}
+    """
+    tensor_method(name=name, method=method)(method)
+
+
+_declare_restrided("squeeze_", squeeze, "agnostic.zeros(2, 1).squeeze_().shape", "agnostic.Size([2])")
+_declare_restrided("unsqueeze_", unsqueeze, "agnostic.zeros(2).unsqueeze_(0).shape", "agnostic.Size([1, 2])")
+_declare_restrided("t_", t, "agnostic.tensor([[1, 2]]).t_()", "tensor([[1],\n                [2]])")
+_declare_restrided("transpose_", transpose, "agnostic.zeros(2, 3).transpose_(0, 1).shape", "agnostic.Size([3, 2])")
+_declare_restrided("swapaxes_", transpose, "agnostic.zeros(2, 3).swapaxes_(0, 1).shape", "agnostic.Size([3, 2])")
+_declare_restrided("swapdims_", transpose, "agnostic.zeros(2, 3).swapdims_(0, 1).shape", "agnostic.Size([3, 2])")
+
+
+@tensor_method(overwrites=True)
+def fill_diagonal_(input, fill_value, wrap=False):
+    """Fill the main diagonal of a 2-D (or all-equal n-D) tensor with ``fill_value`` in place; ``wrap`` carries
+    the diagonal on past the square part of a tall matrix every ``columns + 1`` rows, as in PyTorch and NumPy.
+
+        >>> agnostic.zeros(2, 3).fill_diagonal_(5)
+        tensor([[5., 0., 0.],
+                [0., 5., 0.]])
+    """
+    _check_writable(input)
+    if input.ndim < 2:
+        raise RuntimeError("fill_diagonal_(): dimensions must be larger than 1")
+    if input.ndim > 2 and len(set(input.shape)) != 1:
+        raise RuntimeError("fill_diagonal_(): all dimensions of input must be of equal length")
+    device = input.device
+    if input.ndim > 2:
+        positions = arange(input.shape[0], device=device)
+        input[(positions,) * input.ndim] = fill_value
+        return input
+    rows, columns = input.shape
+    end = rows * columns if wrap else builtins.min(rows, columns) * columns
+    flat = arange(0, end, columns + 1, device=device)
+    input[flat // columns, flat % columns] = fill_value
+    return input
 
 
 __all__ = public_names(globals())

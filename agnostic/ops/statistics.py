@@ -16,7 +16,7 @@ from .. import _dtypes
 from .._tensor import TensorBase, _normalize_dim, wrap
 from ._dispatch import finish, operand_array
 from ._registry import composite, public_names
-from .creation import tensor, zeros_like
+from .creation import linspace, tensor, zeros_like
 from .elementwise import isnan, lerp, where
 from .reduction import amax, amin, mean, std, sum, var
 from .sorting import _stable_order
@@ -577,6 +577,154 @@ def bincount(input, weights=None, minlength=0):
     with device.backend.activate():
         counts = _counts(xp, array, length, operand_array(weights, _dtypes.float64, device))
     return finish(counts, result, device)
+
+
+
+histogram_result = _return_type("histogram", ("hist", "bin_edges"))
+
+
+@composite()
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """Counts (or summed ``weight``) of ``input``'s elements per bin, and the bins' edges (``torch.histogram``):
+    ``bins`` equal bins over ``range`` (the elements' own range by default), or a 1-D tensor of increasing edges.
+    Each bin holds its left edge, the last one its right edge too; with ``density`` the counts become a density
+    that integrates to one. Floating tensors only; both results have ``input``'s dtype.
+
+        >>> agnostic.histogram(agnostic.tensor([1.0, 2.0, 1.0]), bins=4, range=(0.0, 3.0))
+        agnostic.return_types.histogram(
+        hist=tensor([0., 2., 1., 0.]),
+        bin_edges=tensor([0.0000, 0.7500, 1.5000, 2.2500, 3.0000]))
+    """
+    _require_tensor(input, "histogram")
+    if input.dtype.category != _FLOATING:
+        raise NotImplementedError(f'"histogram_cpu" not implemented for {input.dtype.name}; convert the input '
+                                  "with .float() first")
+    device = input._device
+    backend = device.backend
+    xp = backend.xp
+    values = input.reshape(-1)
+    if isinstance(bins, TensorBase):
+        if bins.ndim != 1 or bins.numel() < 2:
+            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 2 elements")
+        edges = bins.to(input.dtype)
+    else:
+        count = int(bins)
+        if count <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {count} for dimension 0")
+        if range is not None:
+            low, high = float(range[0]), float(range[1])
+        elif values.numel():
+            low, high = float(values.min()), float(values.max())
+        else:
+            low, high = 0.0, 0.0
+        if low > high:
+            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {low} max {high}")
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise RuntimeError(f"torch.histogram(): range of [{low}, {high}] is not finite")
+        if low == high:
+            low, high = low - 0.5, high + 0.5  # NumPy's and PyTorch's widening of an empty range
+        edges = linspace(low, high, count + 1, dtype=input.dtype, device=device)
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        raise RuntimeError("torch.histogram(): if weight tensor is provided it should have the same shape as the "
+                           f"input tensor, got {list(weight.shape)} and {list(input.shape)}")
+    compute = _dtypes.float32 if input.dtype in _HALF else input.dtype
+    array = operand_array(values, compute, device)
+    edge_array = operand_array(edges, compute, device)
+    weights = None if weight is None else operand_array(weight.reshape(-1), compute, device)
+    with backend.activate():
+        low, high = edge_array[0], edge_array[-1]
+        inside = (array >= low) & (array <= high)
+        # The bin of each element: edges to its left, less one; ``high`` itself goes in the last bin.
+        place = xp.searchsorted(edge_array, array, side="right") - 1
+        place = xp.minimum(place, edge_array.shape[0] - 2)
+        place = xp.where(inside, place, 0)
+        counted = inside.astype(compute.numpy_dtype) if weights is None else xp.where(inside, weights, 0)
+        counts = _counts(xp, place.astype(numpy.int64), edge_array.shape[0] - 1, counted)
+        if density:
+            counts = counts / (counts.sum() * xp.diff(edge_array))
+    return histogram_result(finish(counts.astype(compute.numpy_dtype), input.dtype, device), edges)
+
+
+# ----- covariance and correlation ---------------------------------------------------------------------------------
+@composite()
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in ``input``'s rows, its columns the observations (``torch.cov``);
+    ``fweights`` (integer repeat counts) and ``aweights`` (observation weights) weigh the columns, and the divisor
+    is the weight total less ``correction``, as in PyTorch. A 1-D input gives a 0-dim variance.
+
+        >>> agnostic.cov(agnostic.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    if input.ndim > 2:
+        raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.ndim} "
+                         "dimensions")
+    observations = input.reshape(1, -1) if input.ndim < 2 else input
+    count = observations.shape[1]
+    weights = None
+    if fweights is not None:
+        if fweights.dtype.is_floating_point or fweights.dtype.is_complex:
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
+                               f"{fweights.dtype} dtype; convert them with .long()")
+        if fweights.ndim > 1 or fweights.numel() != count:
+            raise RuntimeError(f"cov(): expected fweights to be one-dimensional with {count} elements, the number "
+                               f"of observations, but got shape {list(fweights.shape)}")
+        if bool((fweights < 0).any()):
+            raise RuntimeError("cov(): fweights cannot be negative")
+        weights = fweights
+    if aweights is not None:
+        if not aweights.dtype.is_floating_point:
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
+                               f"{aweights.dtype} dtype")
+        if aweights.ndim > 1 or aweights.numel() != count:
+            raise RuntimeError(f"cov(): expected aweights to be one-dimensional with {count} elements, the number "
+                               f"of observations, but got shape {list(aweights.shape)}")
+        if bool((aweights < 0).any()):
+            raise RuntimeError("cov(): aweights cannot be negative")
+        weights = aweights if weights is None else weights * aweights
+    if not (observations.dtype.is_floating_point or observations.dtype.is_complex):
+        observations = observations.to(_dtypes.get_default_dtype())
+    if weights is None:
+        total = observations.new_tensor(count)
+        average = observations.mean(1)
+        divisor = total - correction
+    else:
+        total = weights.sum()
+        average = (observations * weights).sum(1) / total
+        if correction == 0:
+            divisor = total
+        elif aweights is None:
+            divisor = total - correction
+        else:
+            divisor = total - correction * (weights * aweights).sum() / total
+    divisor = divisor.clamp(min=0)
+    deviations = observations - average.unsqueeze(1)
+    weighted = deviations if weights is None else deviations * weights
+    result = (weighted @ deviations.mT.conj()) / divisor
+    return result.squeeze()
+
+
+@composite()
+def corrcoef(input):
+    """The Pearson correlation coefficients of the variables in ``input``'s rows (``torch.corrcoef``): ``cov``
+    normalized by the standard deviations, the real parts clipped to ``[-1, 1]``.
+
+        >>> agnostic.corrcoef(agnostic.tensor([[0.0, 1.0, 2.0], [4.0, 2.0, 0.0]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    if input.ndim > 2:
+        raise ValueError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                         f"{input.ndim} dimensions")
+    covariance = cov(input)
+    if covariance.ndim == 0:
+        return covariance / covariance
+    deviation = covariance.diagonal()
+    deviation = (deviation.real if deviation.dtype.is_complex else deviation).sqrt()
+    result = covariance / deviation.unsqueeze(1) / deviation.unsqueeze(0)
+    if result.dtype.is_complex:
+        return result  # PyTorch clips the real and imaginary parts; left unclipped here
+    return result.clamp(-1, 1)
 
 
 __all__ = public_names(globals())

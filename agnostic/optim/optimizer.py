@@ -11,6 +11,7 @@ from .._device import CPU
 from .._tensor import wrap
 from .._tensor_classes import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.tracking import bump_version
 
 
 class _RequiredParameter:
@@ -230,7 +231,7 @@ class Optimizer:
             grads.append(grad._data)
             # The update writes the parameter in place: bump its version as any in-place op does, so autograd refuses
             # a backward through a graph that saved the old values (PyTorch's behaviour after optimizer.step()).
-            p.__dict__["_version"] = p._version + 1
+            bump_version(p)
         return params, grads
 
 

@@ -72,6 +72,21 @@ class _Fold(Function):
         return (_Unfold.apply(grad, *ctx.geometry[:4], 0.0, ctx.geometry[4]),) + (None,) * 6
 
 
+class _Convolution(Function):
+    """The grouped matmul's result in the convolution's output shape, as a tensor of its own rather than a view (as
+    PyTorch's convolution output is, so that in-place ops on it, as ``ReLU(inplace=True)``, are plain ones); it
+    shares the memory of that result, which nothing else holds, so nothing is copied."""
+
+    @staticmethod
+    def forward(ctx, products, shape):
+        ctx.shape = products.shape
+        return products.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape), None
+
+
 def windows(input, kernel, dilation, padding, stride, fill=0.0, output=None):
     """Differentiable sliding windows of an (N, C, *spatial) input: (N, C, prod(kernel), *output). ``padding`` is
     (before, after) per spatial dimension, flattened; ``output`` defaults to what fits."""
@@ -204,7 +219,7 @@ def _convolution(input, weight, bias, stride, padding, dilation, groups, dims, n
     size = per_group * math.prod(kernel)
     columns = columns.reshape(n, groups, size, math.prod(output))
     kernels = weight.reshape(groups, out_channels // groups, size)
-    out = agnostic.matmul(kernels, columns).reshape((n, out_channels) + output)
+    out = _Convolution.apply(agnostic.matmul(kernels, columns), (n, out_channels) + output)
     if bias is not None:
         out = agnostic.add(out, bias.reshape((1, -1) + (1,) * dims))
     return out.squeeze(0) if unbatched else out

@@ -5,7 +5,8 @@ import math
 import agnostic
 
 from ... import _autocast
-from ...autograd import no_grad
+from ..._tensor import wrap
+from ...autograd import Function, no_grad
 
 
 def _normalized(input, mean, var, eps, weight, bias, shape):
@@ -70,10 +71,66 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         expected = ", ".join(str(s) for s in normalized_shape)
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {expected}], but got input of size{list(input.shape)}")
-    dims = tuple(range(-count, 0))
+    if _fused_layer_norm_applies(input, weight, bias):
+        return _FusedLayerNorm.apply(input, weight, bias, normalized_shape, eps)
+    return _composed_layer_norm(input, weight, bias, normalized_shape, eps)
+
+
+def _composed_layer_norm(input, weight, bias, normalized_shape, eps):
+    dims = tuple(range(-len(normalized_shape), 0))
     mean = agnostic.mean(input, dims, keepdim=True)
     var = agnostic.var(input, dims, keepdim=True, correction=0)
     return _normalized(input, mean, var, eps, weight, bias, normalized_shape)
+
+
+def _fused_layer_norm_applies(input, weight, bias):
+    """Whether the backend's row kernels (``ROW_KERNELS``) take this layer_norm: float32/float64 input with some
+    elements, weight and bias (where given) of its dtype and device."""
+    return (input._device.backend.ops.ROW_KERNELS and input.dtype.name in ("float32", "float64")
+            and input.numel() > 0
+            and all(p is None or (p.dtype == input.dtype and p.device == input.device) for p in (weight, bias)))
+
+
+class _FusedLayerNorm(Function):
+    """layer_norm as one recorded operation: a kernel going forward, one (and a column sum per parameter) going
+    back, where the composed form launches a dozen kernels each way. A recorded backward (``create_graph=True``)
+    differentiates the composed form instead."""
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, normalized_shape, eps):
+        device = input._device
+        backend = device.backend
+        xp = backend.xp
+        with backend.activate():
+            rows = xp.ascontiguousarray(input._data).reshape(-1, math.prod(normalized_shape))
+            weight_row = None if weight is None else xp.ascontiguousarray(weight._data).reshape(-1)
+            bias_row = None if bias is None else xp.ascontiguousarray(bias._data).reshape(-1)
+            out, mean, rstd = backend.ops.layer_norm_rows(rows, weight_row, bias_row, eps)
+        ctx.arrays = rows, weight_row, mean, rstd
+        ctx.tensors, ctx.normalized_shape, ctx.eps = (input, weight, bias), normalized_shape, eps
+        return wrap(out.reshape(input._data.shape), device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight, bias = ctx.tensors
+        if agnostic.is_grad_enabled():
+            with agnostic.enable_grad():
+                wanted = [t for t in ctx.tensors if t is not None and t.requires_grad]
+                result = _composed_layer_norm(input, weight, bias, ctx.normalized_shape, ctx.eps)
+                grads = dict(zip(map(id, wanted), agnostic.autograd.grad(result, wanted, grad, create_graph=True,
+                                                                         allow_unused=True)))
+            return tuple(None if t is None else grads.get(id(t)) for t in ctx.tensors) + (None, None)
+        rows, weight_row, mean, rstd = ctx.arrays
+        device = input._device
+        backend = device.backend
+        with backend.activate():
+            grad_rows = backend.xp.ascontiguousarray(grad._data, rows.dtype).reshape(rows.shape)
+            grad_input, grad_weight, grad_bias = backend.ops.layer_norm_backward_rows(grad_rows, rows, weight_row,
+                                                                                      mean, rstd)
+        shape = ctx.normalized_shape
+        return (wrap(grad_input.reshape(input._data.shape), device),
+                None if weight is None else wrap(grad_weight.reshape(shape), device),
+                None if bias is None else wrap(grad_bias.reshape(shape), device), None, None)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,

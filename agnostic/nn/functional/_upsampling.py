@@ -104,13 +104,59 @@ def _output_sizes(input, size, scale_factor, recompute_scale_factor):
     return sizes, ((None,) * dims if recompute_scale_factor else tuple(float(s) for s in scales))
 
 
+def _triangle(x):
+    return numpy.maximum(1.0 - numpy.abs(x), 0.0)
+
+
+def _keys_cubic(x):
+    """The cubic convolution kernel with a = -0.5 (PIL's, which PyTorch's anti-aliased bicubic matches)."""
+    x = numpy.abs(x)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = (((x - 5) * x + 8) * x - 4) * a
+    return numpy.where(x < 1, near, numpy.where(x < 2, far, 0.0))
+
+
+def _antialias_weights(size, out, scale, align_corners, cubic):
+    """The (out, size) matrix of PyTorch's separable anti-aliasing resampler along one axis (its
+    ``_upsample_*_aa``, after PIL): a filter stretched by the downscaling factor, normalized per output."""
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+    support = (2.0 if cubic else 1.0) * (step if step >= 1.0 else 1.0)
+    stretch = 1.0 / step if step >= 1.0 else 1.0
+    kernel = _keys_cubic if cubic else _triangle
+    weights = numpy.zeros((out, size))
+    for i in range(out):
+        center = step * (i + 0.5)
+        low = max(int(center - support + 0.5), 0)
+        high = min(int(center + support + 0.5), size)
+        taps = kernel((numpy.arange(low, high) - center + 0.5) * stretch)
+        total = taps.sum()
+        weights[i, low:high] = taps / total if total != 0 else taps
+    return weights
+
+
+def _antialiased(input, sizes, scales, align_corners, cubic):
+    """Resample the two spatial axes of (N, C, H, W) ``input`` with anti-aliasing: two matmuls (differentiable)."""
+    (height, width), (out_height, out_width) = tuple(input.shape[2:]), sizes
+    rows = _antialias_weights(height, out_height, scales[0], align_corners, cubic)
+    columns = _antialias_weights(width, out_width, scales[1], align_corners, cubic)
+    dtype = input.dtype if input.dtype.is_floating_point else agnostic.get_default_dtype()
+    rows = agnostic.tensor(rows, dtype=dtype, device=input.device)
+    columns = agnostic.tensor(columns.T, dtype=dtype, device=input.device)
+    return agnostic.matmul(agnostic.matmul(rows, input), columns)
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     """Resample (N, C, *spatial) input to ``size`` or by ``scale_factor``, as ``torch.nn.functional.interpolate``.
 
     ``mode``: 'nearest' (PyTorch's legacy rule), 'nearest-exact', 'linear' (3-D input), 'bilinear' or 'bicubic'
     (4-D), 'trilinear' (5-D), or 'area' (adaptive average pooling). ``align_corners`` maps the corner pixels'
-    centres onto each other (interpolating modes only).
+    centres onto each other (interpolating modes only). ``antialias`` (bilinear and bicubic, 4-D input) widens the
+    filter by the downscaling factor, as PyTorch's (and PIL's) resizing, so that downsampling doesn't alias.
 
         >>> import agnostic.nn.functional as F
         >>> F.interpolate(agnostic.tensor([[[1.0, 2.0]]]), scale_factor=2)
@@ -119,9 +165,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
         >>> F.interpolate(agnostic.tensor([[[1.0, 2.0]]]), size=3, mode="linear", align_corners=True)
         tensor([[[1.0000, 1.5000, 2.0000]]])
+        >>> F.interpolate(agnostic.tensor([[[[1.0, 2.0, 3.0, 4.0]]]]), size=(1, 2), mode="bilinear", antialias=True)
+        tensor([[[[1.7143, 3.2857]]]])
     """
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not supported; use antialias=False")
+    if antialias and (mode not in ("bilinear", "bicubic") or input.dim() != 4):
+        raise NotImplementedError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D "
+                                  f"tensor as input (got mode={mode!r} and a {input.dim()}-D tensor); use "
+                                  "antialias=False")
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -147,6 +197,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                            f"({', '.join(f'{n}: {s}' for n, s in zip(names, sizes))})")
     if mode == "area":
         return _adaptive_avg_pool(input, input.dim() - 2, sizes, "interpolate")
+    if antialias:
+        return _antialiased(input, sizes, scales, align_corners, mode == "bicubic")
     out = input
     for axis, (length, target, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
         if mode in ("nearest", "nearest-exact"):

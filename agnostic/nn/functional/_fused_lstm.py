@@ -1,0 +1,127 @@
+"""One direction of one LSTM layer over every time step, as one recorded operation on the backend's arrays.
+
+The composed form (a dozen agnostic ops a step, each recorded, then their backward rules) costs about 40 launches
+a step on CUDA. Here a step is one matrix product and one fused cell kernel going forward, and one kernel and one
+product going back (the backend's ``lstm_forward_steps``/``lstm_backward_steps``); the input projection and the
+weights' gradients are one product each over all the steps, as cuDNN's LSTM does it. The arithmetic is the composed
+form's, so values agree with it to rounding.
+
+A backward that is itself recorded (``create_graph=True``) recomputes the layer with the composed ops and
+differentiates that, so higher-order gradients stay exact.
+"""
+
+import agnostic
+
+from ..._tensor import wrap
+from ...autograd import Function, is_grad_enabled
+
+_FLOATS = ("float32", "float64")
+
+
+def supports(input, weights, batch_sizes, projection_size):
+    """Whether the fused layer can run these: a padded (not packed) float32/float64 input, weights of its dtype on
+    its device, no projection, no autocast (whose per-op casts the composed form applies)."""
+    device = input.device
+    return (batch_sizes is None and projection_size == 0 and input.dtype.name in _FLOATS
+            and all(w is None or (w.dtype == input.dtype and w.device == device) for w in weights)
+            and not agnostic.is_autocast_enabled(device.type) and input.numel() > 0)
+
+
+class LSTMLayer(Function):
+    """``(output (T, B, H), final hidden (B, H), final cell (B, H))`` of one LSTM direction over ``input``
+    (T, B, I) from ``hidden`` and ``cell`` (B, H); ``reverse`` runs the steps from last to first. ``composed`` is
+    the same layer as a function of the same tensors, built from differentiable ops (for recorded backwards)."""
+
+    @staticmethod
+    def forward(ctx, input, hidden, cell, weight_ih, weight_hh, bias_ih, bias_hh, reverse, composed):
+        device = input.device
+        backend = device.backend
+        xp = backend.xp
+        steps, batch, features = input.shape
+        size = weight_hh.shape[1]
+        with backend.activate():
+            inputs = xp.ascontiguousarray(input._data).reshape(steps * batch, features)
+            projected = xp.matmul(inputs, weight_ih._data.T)
+            if bias_ih is not None:
+                backend.ops.add_row(projected, bias_ih._data + bias_hh._data)
+            projected = projected.reshape(steps, batch, 4 * size)
+            recurrent = xp.empty((batch, 4 * size), projected.dtype)
+            gates = xp.empty((steps, batch, 4 * size), projected.dtype)
+            cells = xp.empty((steps, batch, size), projected.dtype)
+            outputs = xp.empty((steps, batch, size), projected.dtype)
+            first_hidden = xp.ascontiguousarray(hidden._data)
+            first_cell = xp.ascontiguousarray(cell._data)
+            backend.ops.lstm_forward_steps(projected, first_hidden, first_cell, xp.ascontiguousarray(weight_hh._data),
+                                           recurrent, gates, cells, outputs, reverse)
+            last = 0 if reverse else steps - 1
+            final_hidden, final_cell = outputs[last].copy(), cells[last].copy()
+        ctx.arrays = inputs, first_hidden, first_cell, gates, cells, outputs
+        ctx.reverse, ctx.composed = reverse, composed
+        ctx.tensors = input, hidden, cell, weight_ih, weight_hh, bias_ih, bias_hh
+        return wrap(outputs, device), wrap(final_hidden, device), wrap(final_cell, device)
+
+    @staticmethod
+    def backward(ctx, grad_output, grad_hidden, grad_cell):
+        if is_grad_enabled():
+            return _recorded_backward(ctx, grad_output, grad_hidden, grad_cell)
+        inputs, first_hidden, first_cell, gates, cells, outputs = ctx.arrays
+        input, hidden, cell, weight_ih, weight_hh, bias_ih, bias_hh = ctx.tensors
+        device = input.device
+        backend = device.backend
+        xp = backend.xp
+        steps, batch, size = cells.shape
+        dtype = cells.dtype
+        with backend.activate():
+            grad_outputs = (xp.zeros((steps, batch, size), dtype) if grad_output is None
+                            else xp.ascontiguousarray(grad_output._data, dtype))
+            grad_state_hidden = _fresh(xp, grad_hidden, (batch, size), dtype)
+            grad_state_cell = _fresh(xp, grad_cell, (batch, size), dtype)
+            spare = xp.empty((batch, size), dtype)
+            grad_gates = xp.empty((steps, batch, 4 * size), dtype)
+            backend.ops.lstm_backward_steps(gates, cells, first_cell, xp.ascontiguousarray(weight_hh._data),
+                                            grad_outputs, grad_state_hidden, grad_state_cell, spare, grad_gates,
+                                            ctx.reverse)
+            previous = _previous_states(xp, outputs, first_hidden, ctx.reverse)
+            flat_gates = grad_gates.reshape(steps * batch, 4 * size)
+            grad_input = xp.matmul(flat_gates, weight_ih._data).reshape(input.shape)
+            grad_weight_ih = xp.matmul(flat_gates.T, inputs)
+            grad_weight_hh = xp.matmul(flat_gates.T, previous.reshape(steps * batch, size))
+            grad_bias = backend.ops.column_sums(flat_gates) if bias_ih is not None else None
+        grads = [wrap(grad_input, device), wrap(grad_state_hidden, device), wrap(grad_state_cell, device),
+                 wrap(grad_weight_ih, device), wrap(grad_weight_hh, device)]
+        grads += [None, None] if grad_bias is None else [wrap(grad_bias, device), wrap(grad_bias.copy(), device)]
+        return tuple(grads) + (None, None)
+
+
+def _fresh(xp, grad, shape, dtype):
+    """A writable copy of an incoming state gradient, zeros where none came."""
+    return xp.zeros(shape, dtype) if grad is None else xp.array(grad._data, dtype, copy=True, order="C")
+
+
+def _previous_states(xp, outputs, first_hidden, reverse):
+    """The hidden state each step started from, in time order: the first hidden state, then each step's output
+    (shifted by one step, from the other end when the layer runs in reverse)."""
+    previous = xp.empty_like(outputs)
+    if reverse:
+        previous[-1] = first_hidden
+        previous[:-1] = outputs[1:]
+    else:
+        previous[0] = first_hidden
+        previous[1:] = outputs[:-1]
+    return previous
+
+
+def _recorded_backward(ctx, grad_output, grad_hidden, grad_cell):
+    """The gradients as recorded ops (``create_graph=True``): the composed layer, rerun from the same inputs and
+    differentiated."""
+    tensors = ctx.tensors
+    with agnostic.enable_grad():
+        results = ctx.composed(*tensors, ctx.reverse)
+        pairs = [(result, grad) for result, grad in zip(results, (grad_output, grad_hidden, grad_cell))
+                 if grad is not None]
+        wanted = [tensor for tensor in tensors if tensor is not None and tensor.requires_grad]
+        grads = agnostic.autograd.grad([result for result, _ in pairs], wanted, [grad for _, grad in pairs],
+                                       create_graph=True, allow_unused=True)
+    by_tensor = dict(zip(map(id, wanted), grads))
+    return tuple(by_tensor.get(id(tensor)) if tensor is not None else None for tensor in tensors) + (None, None)
+
