@@ -261,6 +261,11 @@ def test_lu_factors_match_scipy_on_any_shape(name, batch, rows, columns, data):
     # Distinct irrational offsets: no two candidates for a pivot tie, where LAPACK and cuSOLVER, rounding the
     # eliminated entries differently, could pick different rows (singular matrices: tests/test_lu.py).
     a = (a + 1e-2 * np.sqrt(np.arange(a.size) + 2).reshape(a.shape)).astype(name)
+    # Nearly rank-deficient matrices (all ones plus those offsets) have trailing factor entries made of cancellations,
+    # which two correct factorizations in float32 round differently; the devices are compared on the others.
+    if a.size:
+        singular = np.linalg.svd(a.astype(np.complex128), compute_uv=False)
+        assume((singular[..., -1] > 1e-2 * singular[..., 0]).all())
     outcome = on_all_devices(lambda t: tuple(agnostic.linalg.lu_factor_ex(t)), a, rtol=1e-4, atol=1e-4).ok()
     factors = on_all_devices(lambda t: tuple(agnostic.linalg.lu(t)), a, rtol=1e-4, atol=1e-4).ok()
     k = min(rows, columns)
