@@ -146,7 +146,9 @@ class ProcessGroup:
         return self._nccl_engines[index]
 
     def _new_nccl_engine(self, device_index):
-        key = f"nccl-id/{device_index}"
+        # Keyed by how many communicators this group has made, not by the device: each rank uses its own GPU
+        # (rank 1 on cuda:1), and every rank makes its communicators in the same order, at its first CUDA collective.
+        key = f"nccl-id/{len(self._nccl_engines)}"
         if self._rank == 0:
             self.store.set(key, pickle.dumps(_nccl.new_unique_id()))
         unique_id = pickle.loads(self.store.get(key))
