@@ -5,7 +5,7 @@ import weakref
 from .._tensor import TensorBase
 from ..ops.creation import ones_like, zeros_like
 from . import graph, views
-from .grad_mode import _state as _grad_state
+from .grad_mode import _state as _grad_state, enable_grad
 from .tracking import needs_grad, record
 
 
@@ -236,3 +236,19 @@ class Function:
                 del tensor.__dict__["_view"], tensor.__dict__["_is_view"]  # recorded here as an output of its own
         record(cls.__name__ + "Backward", rule, args, kwargs, tracked if len(tracked) > 1 else tracked[0])
         return output
+
+
+def recomputed_gradients(compute, inputs, grad_outputs):
+    """The gradients of ``compute(*inputs)``'s outputs (a tensor or a tuple), weighted by ``grad_outputs`` (None
+    where an output got none), with respect to each of ``inputs``, as recorded ops; None for an input that is None or
+    doesn't require grad. A fused Function's backward calls it under ``create_graph=True`` with its composed form,
+    so that higher-order gradients stay exact."""
+    with enable_grad():
+        results = compute(*inputs)
+        results = results if isinstance(results, tuple) else (results,)
+        pairs = [(result, grad_output) for result, grad_output in zip(results, grad_outputs) if grad_output is not None]
+        wanted = [tensor for tensor in inputs if tensor is not None and tensor.requires_grad]
+        grads = grad([result for result, _ in pairs], wanted, [grad_output for _, grad_output in pairs],
+                     create_graph=True, allow_unused=True)
+    by_tensor = dict(zip(map(id, wanted), grads))
+    return tuple(None if tensor is None else by_tensor.get(id(tensor)) for tensor in inputs)

@@ -1,6 +1,7 @@
-"""What the optimizers written one parameter at a time share: argument checks and the gradient each update sees."""
+"""What the optimizers written one parameter at a time share: argument checks, the parameters each step updates
+with their state, and the gradient each update sees."""
 
-from .optimizer import scalar
+from .optimizer import advance, scalar, step_tensor, zeros_state
 
 
 def check_hyperparameters(lr, eps=None, weight_decay=0, differentiable=False, **named):
@@ -36,3 +37,20 @@ def update_gradient(param, grad, group, decoupled=False):
         else:
             grad = grad + weight_decay * param
     return grad
+
+
+def parameters_to_update(optimizer, group, *buffers, **initial):
+    """``(param, state, step)`` for each parameter of ``group`` that has a gradient, its ``step`` already advanced.
+    A parameter seen for the first time gets a ``step`` counter, a zero tensor like it for each name in ``buffers``,
+    and ``initial``'s other entries (name: a function making the value)."""
+    for param in group["params"]:
+        if param.grad is None:
+            continue
+        state = optimizer.state[param]
+        if len(state) == 0:
+            state["step"] = step_tensor()
+            for name, make in initial.items():
+                state[name] = make()
+            for name in buffers:
+                state[name] = zeros_state(param)
+        yield param, state, advance(state)

@@ -1,7 +1,7 @@
 """Adadelta (``rho``, ``eps``, weight decay, maximize), as ``torch.optim.Adadelta``."""
 
-from ._single import check_hyperparameters, update_gradient
-from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
+from ._single import check_hyperparameters, parameters_to_update, update_gradient
+from .optimizer import Optimizer, scalar
 
 
 class Adadelta(Optimizer):
@@ -33,15 +33,7 @@ class Adadelta(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             rho, eps = group["rho"], group["eps"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = step_tensor()
-                    state["square_avg"] = zeros_state(p)
-                    state["acc_delta"] = zeros_state(p)
-                advance(state)
+            for p, state, _ in parameters_to_update(self, group, "square_avg", "acc_delta"):
                 grad = update_gradient(p, p.grad, group)
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                 square_avg.mul_(rho).add_(grad * grad, alpha=1 - rho)

@@ -1,7 +1,7 @@
 """Adagrad (learning-rate decay, initial accumulator, weight decay, maximize), as ``torch.optim.Adagrad``."""
 
-from ._single import check_hyperparameters, update_gradient
-from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
+from ._single import check_hyperparameters, parameters_to_update, update_gradient
+from .optimizer import Optimizer, scalar, step_tensor, zeros_state
 
 
 class Adagrad(Optimizer):
@@ -37,11 +37,7 @@ class Adagrad(Optimizer):
         """One update of every parameter that has a gradient; returns ``closure()``'s loss when given."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                step = advance(state)
+            for p, state, step in parameters_to_update(self, group):
                 grad = update_gradient(p, p.grad, group)
                 decayed_lr = scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
                 state["sum"].add_(grad * grad)

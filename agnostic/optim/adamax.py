@@ -1,7 +1,7 @@
 """Adamax (Adam with the infinity norm), as ``torch.optim.Adamax``."""
 
-from ._single import check_hyperparameters, update_gradient
-from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
+from ._single import check_hyperparameters, parameters_to_update, update_gradient
+from .optimizer import Optimizer, scalar
 
 
 class Adamax(Optimizer):
@@ -31,15 +31,7 @@ class Adamax(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = step_tensor()
-                    state["exp_avg"] = zeros_state(p)
-                    state["exp_inf"] = zeros_state(p)
-                step = advance(state)
+            for p, state, step in parameters_to_update(self, group, "exp_avg", "exp_inf"):
                 grad = update_gradient(p, p.grad, group)
                 exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
                 exp_avg.lerp_(grad, 1 - beta1)

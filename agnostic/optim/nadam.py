@@ -1,7 +1,7 @@
 """NAdam (Adam with Nesterov momentum and momentum decay), as ``torch.optim.NAdam``."""
 
-from ._single import check_hyperparameters, update_gradient
-from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
+from ._single import check_hyperparameters, parameters_to_update, update_gradient
+from .optimizer import Optimizer, scalar, step_tensor
 
 
 class NAdam(Optimizer):
@@ -34,16 +34,8 @@ class NAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, momentum_decay = scalar(group["lr"]), group["eps"], group["momentum_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = step_tensor()
-                    state["mu_product"] = step_tensor().add_(1.0)
-                    state["exp_avg"] = zeros_state(p)
-                    state["exp_avg_sq"] = zeros_state(p)
-                step = advance(state)
+            for p, state, step in parameters_to_update(self, group, "exp_avg", "exp_avg_sq",
+                                                       mu_product=lambda: step_tensor().add_(1.0)):
                 grad = update_gradient(p, p.grad, group, decoupled=group["decoupled_weight_decay"])
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))

@@ -2,8 +2,8 @@
 
 import math
 
-from ._single import check_hyperparameters, update_gradient
-from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
+from ._single import check_hyperparameters, parameters_to_update, update_gradient
+from .optimizer import Optimizer, scalar
 
 
 class RAdam(Optimizer):
@@ -37,15 +37,7 @@ class RAdam(Optimizer):
             beta1, beta2 = group["betas"]
             lr = scalar(group["lr"])
             rho_inf = 2 / (1 - beta2) - 1
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = step_tensor()
-                    state["exp_avg"] = zeros_state(p)
-                    state["exp_avg_sq"] = zeros_state(p)
-                step = advance(state)
+            for p, state, step in parameters_to_update(self, group, "exp_avg", "exp_avg_sq"):
                 grad = update_gradient(p, p.grad, group, decoupled=group["decoupled_weight_decay"])
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.lerp_(grad, 1 - beta1)

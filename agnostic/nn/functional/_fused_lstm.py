@@ -14,6 +14,7 @@ import agnostic
 
 from ..._tensor import wrap
 from ...autograd import Function, is_grad_enabled
+from ...autograd.functions import recomputed_gradients
 
 _FLOATS = ("float32", "float64")
 
@@ -62,8 +63,9 @@ class LSTMLayer(Function):
 
     @staticmethod
     def backward(ctx, grad_output, grad_hidden, grad_cell):
-        if is_grad_enabled():
-            return _recorded_backward(ctx, grad_output, grad_hidden, grad_cell)
+        if is_grad_enabled():  # create_graph=True: differentiate the composed layer, rerun from the same inputs
+            return recomputed_gradients(lambda *tensors: ctx.composed(*tensors, ctx.reverse), ctx.tensors,
+                                        (grad_output, grad_hidden, grad_cell)) + (None, None)
         inputs, first_hidden, first_cell, gates, cells, outputs = ctx.arrays
         input, hidden, cell, weight_ih, weight_hh, bias_ih, bias_hh = ctx.tensors
         device = input.device
@@ -109,19 +111,3 @@ def _previous_states(xp, outputs, first_hidden, reverse):
         previous[0] = first_hidden
         previous[1:] = outputs[:-1]
     return previous
-
-
-def _recorded_backward(ctx, grad_output, grad_hidden, grad_cell):
-    """The gradients as recorded ops (``create_graph=True``): the composed layer, rerun from the same inputs and
-    differentiated."""
-    tensors = ctx.tensors
-    with agnostic.enable_grad():
-        results = ctx.composed(*tensors, ctx.reverse)
-        pairs = [(result, grad) for result, grad in zip(results, (grad_output, grad_hidden, grad_cell))
-                 if grad is not None]
-        wanted = [tensor for tensor in tensors if tensor is not None and tensor.requires_grad]
-        grads = agnostic.autograd.grad([result for result, _ in pairs], wanted, [grad for _, grad in pairs],
-                                       create_graph=True, allow_unused=True)
-    by_tensor = dict(zip(map(id, wanted), grads))
-    return tuple(by_tensor.get(id(tensor)) if tensor is not None else None for tensor in tensors) + (None, None)
-

@@ -7,6 +7,7 @@ import agnostic
 from ... import _autocast
 from ..._tensor import wrap
 from ...autograd import Function, no_grad
+from ...autograd.functions import recomputed_gradients
 
 
 def _normalized(input, mean, var, eps, weight, bias, shape):
@@ -113,13 +114,10 @@ class _FusedLayerNorm(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight, bias = ctx.tensors
-        if agnostic.is_grad_enabled():
-            with agnostic.enable_grad():
-                wanted = [t for t in ctx.tensors if t is not None and t.requires_grad]
-                result = _composed_layer_norm(input, weight, bias, ctx.normalized_shape, ctx.eps)
-                grads = dict(zip(map(id, wanted), agnostic.autograd.grad(result, wanted, grad, create_graph=True,
-                                                                         allow_unused=True)))
-            return tuple(None if t is None else grads.get(id(t)) for t in ctx.tensors) + (None, None)
+        if agnostic.is_grad_enabled():  # create_graph=True: differentiate the composed form
+            return recomputed_gradients(
+                lambda *tensors: _composed_layer_norm(*tensors, ctx.normalized_shape, ctx.eps), ctx.tensors,
+                (grad,)) + (None, None)
         rows, weight_row, mean, rstd = ctx.arrays
         device = input._device
         backend = device.backend
