@@ -321,7 +321,7 @@ def inv_ex(A, *, check_errors=False):
 
 def _as_columns(A, B, left):
     """Whether ``B`` is a (batch of) vector(s) for ``solve``: 1-D, or one dim less than ``A`` matching its batch."""
-    return left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1])))
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
 
 
 def _solve_gradient_B(grad, A, B, left):
@@ -359,10 +359,14 @@ def solve(A, B, *, left=True):
     a = A._data
     if not left:  # X A = B  <=>  A^T X^T = B^T
         a, b = a.swapaxes(-1, -2), b.swapaxes(-1, -2)
-    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+    if vector and not left and a.shape[-1] == 1:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:  # as PyTorch, a vector B is a column: (n, 1)
+        columns = B.shape[-1:] + (1,) if vector else B.shape[-2:] if B.ndim > 1 else B.shape
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({_products._shape_text(A.shape[-2:])} and "
-                           f"{_products._shape_text(B.shape[-2:] if B.ndim > 1 else B.shape)})")
+                           f"{_products._shape_text(columns)})")
     try:
         shape = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
@@ -372,12 +376,16 @@ def solve(A, B, *, left=True):
     with A._device.backend.activate():
         a = xp.broadcast_to(a, shape + a.shape[-2:])
         b = xp.broadcast_to(b, shape + b.shape[-2:])
-    try:
-        out = _call("solve", A, a, b)
-    except numpy.linalg.LinAlgError:
-        index = _failing_element("solve", A, [a, b])
-        raise LinAlgError(f"torch.linalg.solve: {_batch_text(A, index)}The solver failed because the input matrix is "
-                          "singular.") from None
+    if not (a.size and b.size):  # nothing to solve (CuPy's solver divides by the zero width of an empty B)
+        with A._device.backend.activate():
+            out = xp.zeros(shape + (a.shape[-1], b.shape[-1]), a.dtype)
+    else:
+        try:
+            out = _call("solve", A, a, b)
+        except numpy.linalg.LinAlgError:
+            index = _failing_element("solve", A, [a, b])
+            raise LinAlgError(f"torch.linalg.solve: {_batch_text(A, index)}The solver failed because the input "
+                              "matrix is singular.") from None
     if not left:
         out = out.swapaxes(-1, -2)
     return _result(out[..., 0] if vector else out, A.dtype, A._device)

@@ -1,6 +1,8 @@
 """Shared fixtures: a ``device`` fixture over every available device, and Hypothesis profiles."""
 
 import os
+import signal
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -24,6 +26,23 @@ def available_devices():
 
 DEVICES = available_devices()
 CUDA_DEVICES = DEVICES[1:]
+
+
+def run_launcher(command, timeout, **options):
+    """``subprocess.run`` of an ``agnostic.distributed.run`` command that, past ``timeout``, stops the launcher with
+    SIGTERM (which stops its ranks) before raising: a SIGKILLed launcher would leave its ranks running, holding the
+    GPUs and slowing every later test."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.communicate(timeout=30)
+            finally:
+                process.kill()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def pytest_configure(config):

@@ -115,6 +115,17 @@ def test_floor_divide_and_remainder_follow_the_standards_special_cases(device):
     assert math.copysign(1, xp.remainder(xp.asarray([-0.0], device=device), 3.0).tolist()[0]) == 1.0
 
 
+def test_remainder_takes_the_divisors_sign_at_zeros_and_infinities_on_every_device(device):
+    inf = math.inf
+    x1 = numpy.array([0.0, -0.0, 3.0, -3.0, 3.0, -3.0, 5.5, -5.5, 7.0, inf, 1.0])
+    x2 = numpy.array([-1.0, 1.0, inf, inf, -inf, -inf, 2.0, 2.0, -2.0, 2.0, 0.0])
+    got = xp.remainder(xp.asarray(x1, device=device), xp.asarray(x2, device=device)).cpu().numpy()
+    with numpy.errstate(invalid="ignore"):
+        expected = numpy.remainder(x1, x2)  # the standard's table: x2's sign, x1 beside an infinite divisor
+    numpy.testing.assert_array_equal(got, expected)
+    assert numpy.array_equal(numpy.signbit(got), numpy.signbit(expected))
+
+
 def test_complex_special_cases_follow_the_standard(device):
     inf = math.inf
     z = xp.asarray(numpy.array([complex(inf, 0.0), complex(-inf, inf), 0.5 + 0.25j]), device=device)
@@ -124,6 +135,23 @@ def test_complex_special_cases_follow_the_standard(device):
     numpy.testing.assert_allclose(result[2], numpy.exp(0.5 + 0.25j) - 1, rtol=1e-14)
     saturated = xp.tanh(xp.asarray(numpy.array([complex(inf, 2.0)]), device=device)).cpu().numpy()[0]
     assert saturated == 1 and math.copysign(1, saturated.imag) == 1  # NumPy: 1 - 0j, the sign of sin(4)
+
+
+def test_complex_functions_give_c99s_values_at_infinities_and_nans_on_every_device(device):
+    inf, nan = math.inf, math.nan
+    cases = {  # C99 Annex G, which the standard and PyTorch's std::complex follow (CuPy's own functions differ)
+        "log": [(complex(inf, nan), complex(inf, nan)), (complex(-inf, nan), complex(inf, nan)),
+                (complex(nan, inf), complex(inf, nan))],
+        "log1p": [(complex(inf, nan), complex(inf, nan)), (complex(nan, inf), complex(inf, nan))],
+        "tanh": [(complex(0.0, inf), complex(0.0, nan)), (complex(-0.0, nan), complex(-0.0, nan))],
+        "acosh": [(complex(0.0, nan), complex(nan, math.pi / 2))],
+    }
+    for name, pairs in cases.items():
+        z = agnostic.tensor([value for value, _ in pairs], dtype=agnostic.complex128, device=device)
+        got = getattr(agnostic, name)(z).cpu().numpy()
+        expected = numpy.array([result for _, result in pairs])
+        numpy.testing.assert_array_equal(got, expected, err_msg=name)
+        assert numpy.array_equal(numpy.signbit(got.real), numpy.signbit(expected.real)), name
 
 
 def test_reductions_honour_an_explicit_dtype(device):

@@ -223,7 +223,9 @@ def _run_softmax(rng, device):
                 output.backward(agnostic.tensor(g, device=where))
                 results.append((output.detach().cpu().numpy(), input.grad.cpu().numpy()))
             for got, expected in zip(results[1], results[0]):
-                numpy.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-7)
+                # the gradient subtracts a row's sum of 70 products: float32 rounds it to about 1e-7 of the terms
+                numpy.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12,
+                                              atol=1e-6 if dtype == "float32" else 1e-14)
 
 
 def _run_layer_norm(rng, device):

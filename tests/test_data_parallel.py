@@ -124,21 +124,27 @@ def test_replicate_copies_buffers_and_keeps_shared_submodules_shared():
 
 # ----- parallel_apply --------------------------------------------------------------------------------------------
 class _Recorder(nn.Module):
-    def __init__(self):
+    def __init__(self, meeting=None):
         super().__init__()
         self.threads = []
+        self.meeting = meeting
 
     def forward(self, x, offset=0):
         self.threads.append(threading.current_thread())  # the object: an ended thread's ident can be reused
+        if self.meeting is not None:
+            self.meeting.wait(timeout=10)  # breaks (raises) unless every replica runs at the same time
         return x + offset
 
 
-def test_parallel_apply_runs_each_replica_in_its_own_thread_in_order():
-    modules = [_Recorder(), _Recorder()]
-    outputs = parallel_apply(modules, [(agnostic.ones(1),), (agnostic.zeros(1),)], ({}, {"offset": 5}), TWO_CPUS)
-    assert [o.tolist() for o in outputs] == [[1.0], [5.0]]
-    first, second = modules[0].threads[0], modules[1].threads[0]
-    assert first is not second and threading.current_thread() not in (first, second)
+def test_parallel_apply_runs_the_replicas_concurrently_off_the_calling_thread_in_order():
+    for _ in range(3):  # the worker threads are reused from call to call
+        meeting = threading.Barrier(2)
+        modules = [_Recorder(meeting), _Recorder(meeting)]
+        outputs = parallel_apply(modules, [(agnostic.ones(1),), (agnostic.zeros(1),)], ({}, {"offset": 5}),
+                                 TWO_CPUS)
+        assert [o.tolist() for o in outputs] == [[1.0], [5.0]]
+        first, second = modules[0].threads[0], modules[1].threads[0]
+        assert first is not second and threading.current_thread() not in (first, second)
 
 
 def test_parallel_apply_carries_the_callers_grad_mode():

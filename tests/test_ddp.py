@@ -15,6 +15,8 @@ import agnostic
 from agnostic import nn
 from agnostic.utils.data import DistributedSampler
 
+from conftest import run_launcher
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TOLERANCE = 1e-10  # float64 parameters after 3 SGD steps: DDP's per-shard means averaged vs one mean over the batch
 
@@ -148,7 +150,7 @@ def _launch(tmp_path, nproc, script, *args, timeout=120, launcher_flags=()):
     command = [sys.executable, "-m", "agnostic.distributed.run", "--nproc-per-node", str(nproc), *launcher_flags,
                str(script), *args]
     environment = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=timeout)
+    return run_launcher(command, timeout, cwd=tmp_path, env=environment)
 
 
 def _needs_mpi():

@@ -13,6 +13,8 @@ import pytest
 import agnostic
 import agnostic.distributed as dist
 
+from conftest import run_launcher
+
 WORKERS = pathlib.Path(__file__).parent / "distributed_workers"
 ROOT = pathlib.Path(__file__).parent.parent
 needs_mpi = pytest.mark.skipif(not dist.is_mpi_available(), reason="needs mpi4py: pip install 'agnostic-tensor[distributed]'")
@@ -20,8 +22,7 @@ needs_mpi = pytest.mark.skipif(not dist.is_mpi_available(), reason="needs mpi4py
 
 def launch(nproc, script, timeout=120, **environment):
     command = [sys.executable, "-m", "agnostic.distributed.run", "--nproc-per-node", str(nproc), str(script)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env=dict(os.environ, **environment))
+    return run_launcher(command, timeout, cwd=ROOT, env=dict(os.environ, **environment))
 
 
 @needs_mpi
@@ -59,10 +60,11 @@ def test_a_collective_that_a_rank_never_enters_times_out_naming_it():
 
 def test_the_launcher_sets_torchrun_environment(tmp_path):
     script = tmp_path / "show.py"
-    script.write_text("import os\nprint(' '.join(os.environ[k] for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', "
-                      "'LOCAL_WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT')), flush=True)\n")
+    # one write per line: the ranks share the pipe, unbuffered (-u), so print's text and newline could interleave
+    script.write_text("import os\nos.write(1, (' '.join(os.environ[k] for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', "
+                      "'LOCAL_WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT')) + '\\n').encode())\n")
     command = [sys.executable, "-m", "agnostic.distributed.run", "--nproc_per_node=2", "--no-mpiexec", str(script)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    result = run_launcher(command, 60, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     rows = sorted(line.split() for line in result.stdout.splitlines())
     assert [row[:5] for row in rows] == [["0", "0", "2", "2", "127.0.0.1"], ["1", "1", "2", "2", "127.0.0.1"]]
@@ -72,7 +74,7 @@ def test_the_launcher_sets_torchrun_environment(tmp_path):
 def test_the_launcher_rejects_a_bad_node_rank():
     command = [sys.executable, "-m", "agnostic.distributed.run", "--nnodes", "2", "--node-rank", "2",
                "--master-port", "1", "x.py"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    result = run_launcher(command, 60, cwd=ROOT)
     assert result.returncode != 0 and "--node-rank 2 must be in 0..1" in result.stderr
 
 
@@ -205,6 +207,16 @@ def test_nccl_on_every_gpu_under_the_launcher():
     assert result.returncode == 0, result.stderr[-4000:]
     for rank in range(count):
         assert f"rank {rank} of {count}: cuda checks passed" in result.stdout
+
+
+@needs_two_gpus
+@pytest.mark.parametrize("mode", ["raise", "kill"])
+def test_a_failing_rank_fails_an_nccl_job_within_the_timeout(mode):
+    result = launch(2, WORKERS / "failures.py", timeout=90, MODE=mode, BACKEND="nccl", TIMEOUT="30")
+    assert result.returncode != 0
+    assert "agnostic.distributed.run: rank 1" in result.stderr
+    assert ("SIGKILL" if mode == "kill" else "ValueError: rank 1 broke on purpose") in result.stderr
+    assert "unreachable" not in result.stdout
 
 
 @needs_two_gpus

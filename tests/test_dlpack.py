@@ -51,7 +51,8 @@ def test_the_device_array_library_and_agnostic_share_memory_both_ways(device):
     assert float(array[0]) == -1.0
     source = agnostic.arange(3, device=device)
     back = xp.from_dlpack(source)
-    back[1] = 42
+    with device.backend.activate():  # CuPy writes from the current device
+        back[1] = 42
     assert source.tolist() == [0, 42, 2]
 
 
@@ -91,7 +92,9 @@ def test_jax_arrays_import_and_export(device):
             platform_devices = jax.devices("gpu")
         except RuntimeError:
             pytest.skip("JAX here has no GPU")
-    values = jax.device_put(jnp.arange(5.0), platform_devices[0])
+    if (device.index or 0) >= len(platform_devices):
+        pytest.skip(f"JAX here sees no {device}")
+    values = jax.device_put(jnp.arange(5.0), platform_devices[device.index or 0])
     tensor = from_dlpack(values)
     assert tensor.device == device and tensor.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     back = jnp.from_dlpack(agnostic.arange(3.0, device=device))
@@ -194,7 +197,7 @@ def test_dl_device_cpu_exports_host_memory(device):
         host[0] = 7.0  # the CPU tensor's own memory
         assert source[0].item() == 7.0
     else:
-        with pytest.raises(ValueError):  # device memory reaches the host only as a copy
+        with pytest.raises(BufferError, match="copy=False"):  # device memory reaches the host only as a copy
             source.__dlpack__(dl_device=(DLDeviceType.kDLCPU, 0), copy=False)
 
 
@@ -398,7 +401,7 @@ def test_cuda_array_interface_is_version_3_with_the_current_stream(cuda_device):
     assert tensor.t().__cuda_array_interface__["strides"] == (4, 12)
     with cuda_device.backend.activate():
         shared = cupy.asarray(tensor)
-    shared[0, 0] = 9.0
+        shared[0, 0] = 9.0
     assert tensor[0, 0].item() == 9.0
 
 

@@ -144,6 +144,18 @@ def test_solve_errors(device):
         L.solve(agnostic.eye(2, device=device), agnostic.ones(3, 1, device=device))
     with pytest.raises(RuntimeError, match="same dtype"):
         L.solve(agnostic.eye(2, device=device), agnostic.ones(2, dtype=agnostic.float64, device=device))
+    with pytest.raises(RuntimeError, match=r"XA = B \(2x2 and 2x1\)"):  # a vector B is a column, as in PyTorch
+        L.solve(agnostic.eye(2, device=device), agnostic.ones(2, device=device), left=False)
+    with pytest.raises(RuntimeError, match="Vector broadcasting of the left hand side is not supported"):
+        L.solve(agnostic.eye(1, device=device), agnostic.ones(1, device=device), left=False)
+
+
+@pytest.mark.parametrize("a_shape, b_shape, left", [((1, 1), (1, 0), True), ((2, 0, 0), (2, 0), True),
+                                                    ((0, 3, 3), (0, 3), True), ((3, 3), (0, 3), False)])
+def test_solve_with_nothing_to_solve_gives_an_empty_result(device, a_shape, b_shape, left):
+    a = np.broadcast_to(np.eye(a_shape[-1]), a_shape).copy()
+    result = L.solve(_tensor(a, device), agnostic.ones(b_shape, dtype=agnostic.float64, device=device), left=left)
+    assert tuple(result.shape) == b_shape and result.dtype is agnostic.float64  # as torch.linalg.solve gives
 
 
 def test_det_and_slogdet(device):

@@ -141,3 +141,18 @@ def test_copy_between_gpus_is_ordered_after_source_work():
     numpy.testing.assert_array_equal(moved.cpu().numpy(), numpy.arange(2 ** 20, dtype=numpy.float32) * 2)
     back = moved.t() if moved.ndim > 1 else moved[::2]
     numpy.testing.assert_array_equal(back.to("cuda:0").cpu().numpy(), moved.cpu().numpy()[::2])
+
+
+@pytest.mark.skipif(not CUDA_DEVICES, reason="needs a CUDA device")
+def test_peer_access_is_reported_as_the_runtime_reports_it():
+    import cupy
+
+    count = len(CUDA_DEVICES)
+    for index in range(count):
+        assert agnostic.cuda.can_device_access_peer(index, index) is False
+        for peer in range(count):
+            if peer != index:
+                expected = bool(cupy.cuda.runtime.deviceCanAccessPeer(index, peer))
+                assert agnostic.cuda.can_device_access_peer(f"cuda:{index}", peer) is expected
+    with pytest.raises(RuntimeError, match="out of range"):
+        agnostic.cuda.can_device_access_peer(0, count)

@@ -262,6 +262,9 @@ def dlpack_export(array, stream, max_version, dl_device, copy):
     cupy = require_cupy()
     with cupy.cuda.Device(array.device.id):
         same_device = dl_device is None or tuple(dl_device) == tuple(array.__dlpack_device__())
+        if copy is False and not same_device:  # the standard's error for a copy that copy=False forbids
+            raise BufferError(f"__dlpack__(dl_device={tuple(dl_device)}, copy=False): this tensor is in GPU memory, "
+                              "and another device can only get a copy; pass copy=None or copy=True")
         if copy is True and same_device:
             capsule = array.copy().__dlpack__(stream=stream, max_version=max_version)
             dlpack.mark_copied(capsule)
@@ -293,7 +296,12 @@ def cuda_array_interface(array):
 def array_from_cuda_interface(obj):
     """A CuPy array sharing the device memory of an object with ``__cuda_array_interface__`` (Numba device arrays,
     PyTorch CUDA tensors...), on the device that memory is on; CuPy waits for the stream it names (version 3)."""
-    return require_cupy().asarray(obj)
+    cupy = require_cupy()
+    pointer = obj.__cuda_array_interface__["data"][0]
+    if not pointer:  # an empty array: nothing to share, on the current device
+        return cupy.asarray(obj)
+    with cupy.cuda.Device(cupy.cuda.runtime.pointerGetAttributes(pointer).device):  # CuPy takes the current one
+        return cupy.asarray(obj)
 
 
 

@@ -1,7 +1,7 @@
 """CUDA device queries and selection (``agnostic.cuda.is_available``, ``device``, ``set_device``...) over CuPy."""
 
 from .. import _backend
-from .._backends import cupy_loader
+from .._backends import cuda as cuda_backend, cupy_loader
 from .._device import Device
 
 
@@ -143,6 +143,16 @@ def synchronize(device=None):
     cupy = _backend.require_cupy()
     with cupy.cuda.Device(_index(device)):
         cupy.cuda.runtime.deviceSynchronize()
+
+
+def can_device_access_peer(device, peer_device):
+    """True when ``device`` can read and write ``peer_device``'s memory directly (over NVLink or PCIe); copies
+    between such devices skip host memory. False for a device and itself.
+
+        >>> agnostic.cuda.can_device_access_peer(0, 1)  # doctest: +SKIP
+        True
+    """
+    return cuda_backend.can_access_peer(_index(device, optional=False), _index(peer_device, optional=False))
 
 
 def get_device_properties(device=None):

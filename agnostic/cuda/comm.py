@@ -177,6 +177,8 @@ def _take_tensors(tensors, size_limit):
 
 def _flatten(tensors):
     device = tensors[0]._device
+    if len(tensors) == 1 and tensors[0]._data.flags.c_contiguous:  # a large tensor alone: no copy (as PyTorch's)
+        return wrap(tensors[0]._data.reshape(-1), device)
     with device.backend.activate():
         return wrap(device.backend.xp.concatenate([t._data.reshape(-1) for t in tensors]), device)
 

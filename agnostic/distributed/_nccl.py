@@ -2,6 +2,9 @@
 stream of the array's device, as PyTorch's NCCL backend runs them on the caller's stream. Part of the backend layer:
 the only module of ``agnostic.distributed`` that touches CuPy (imported on first use)."""
 
+import atexit
+import weakref
+
 from .._backends.cupy_loader import import_cupy
 from ._reduction import write_back
 
@@ -36,6 +39,17 @@ def new_unique_id():
     return load_nccl().get_unique_id()
 
 
+_open_engines: "weakref.WeakSet[NcclEngine]" = weakref.WeakSet()
+
+
+def _abort_open_engines():
+    """At exit, abort the communicators of groups never destroyed (a rank leaving on an exception): NCCL's destroy
+    may wait for peers still inside a collective, which would keep this process, and so the launcher's job, alive
+    until a timeout. PyTorch's NCCL process group aborts in the same case."""
+    for engine in list(_open_engines):
+        engine.communicator.abort()
+
+
 class NcclEngine:
     """Collectives of one process group on contiguous CuPy arrays, each returning ``(test, finish)`` as the MPI
     engine's: ``test`` asks an event recorded on the stream after the operation."""
@@ -46,8 +60,13 @@ class NcclEngine:
         self.size, self.rank, self.device_index = size, rank, device_index
         with self.cupy.cuda.Device(device_index):
             self.communicator = self.nccl.NcclCommunicator(size, unique_id, rank)
+        if not _open_engines:  # registered after CuPy's own exit handlers, so it runs before them
+            atexit.unregister(_abort_open_engines)
+            atexit.register(_abort_open_engines)
+        _open_engines.add(self)
 
     def close(self):
+        _open_engines.discard(self)
         self.communicator.destroy()
 
     def _stream(self):

@@ -155,6 +155,19 @@ _dtypes.on_default_dtype_change(_forget_plans)
 
 
 # ----- ops written as functions on tensors -------------------------------------------------------------------------
+def _on_the_inputs_device(forward):
+    """``forward`` run with its first argument's GPU as CuPy's current device, where it is a CUDA tensor: the arrays
+    a composite op makes then come out beside its input, on every GPU, not only on the current one (PyTorch's
+    device guard around each op)."""
+    @functools.wraps(forward)
+    def on_device(*args, **kwargs):
+        if args and isinstance(args[0], TensorBase) and not args[0]._device.backend.host:
+            with args[0]._device.backend.activate():
+                return forward(*args, **kwargs)
+        return forward(*args, **kwargs)
+    return on_device
+
+
 class Composite:
     """An op written as a Python function on tensors (``forward``), declared once.
 
@@ -189,8 +202,9 @@ class Composite:
         self.name = name or forward.__name__
         self.namespace = namespace
         self.doc = forward.__doc__
-        self.forward = forward
         self.signature = inspect.signature(forward)
+        # Views make no arrays, and are the cheapest ops: they skip the guard's cost.
+        forward = self.forward = forward if is_view else _on_the_inputs_device(forward)
         self.binding = Binding(self.signature)
         self.parameters = self.binding.names
         self.aliases = aliases

@@ -92,6 +92,42 @@ def _power(xp, base, exponent):
     return xp.where(negative, special, powers)
 
 
+def _complex_parts(xp, real, imag, dtype):
+    """A complex array of ``dtype`` from its real and imaginary parts (signed zeros and NaNs kept, which
+    ``real + 1j * imag`` would not)."""
+    out = xp.empty(real.shape, dtype)
+    out.real[...] = real
+    out.imag[...] = imag
+    return out
+
+
+# C99's values (Annex G, which the Array API standard and PyTorch's std::complex follow) where CuPy's complex
+# functions differ: computed alike on every device, so the CPU and CUDA give the same special values.
+def _complex_logarithm(backend_name):
+    """log and log1p: an infinite part beside a NaN part gives +inf + NaN j."""
+    def compute(xp, z):
+        result = getattr(xp, backend_name)(z)
+        infinite_beside_nan = (xp.isinf(z.real) & xp.isnan(z.imag)) | (xp.isnan(z.real) & xp.isinf(z.imag))
+        return xp.where(infinite_beside_nan, result.dtype.type(complex(numpy.inf, numpy.nan)), result)
+    return compute
+
+
+def _complex_tanh(xp, z):
+    """tanh(+-0 + inf j) and tanh(+-0 + NaN j) are +-0 + NaN j."""
+    result = xp.tanh(z)
+    zero_real = (z.real == 0) & ~xp.isfinite(z.imag)
+    return _complex_parts(xp, xp.where(zero_real, z.real, result.real), xp.where(zero_real, numpy.nan, result.imag),
+                          result.dtype)
+
+
+def _complex_acosh(xp, z):
+    """acosh(+-0 + NaN j) is NaN + pi/2 j."""
+    result = xp.arccosh(z)
+    zero_real = (z.real == 0) & xp.isnan(z.imag)
+    return _complex_parts(xp, xp.where(zero_real, numpy.nan, result.real),
+                          xp.where(zero_real, numpy.pi / 2, result.imag), result.dtype)
+
+
 def _rounding(backend_name):
     """Rounding keeps integer and bool tensors as they are (NumPy would turn them into float64)."""
     def compose(xp, x):
@@ -448,13 +484,14 @@ exp = _floating("exp", "exp", ("[0.0, 1.0]", "[1.0000, 2.7183]"), "``e ** input`
 exp2 = _floating("exp2", "exp2", ("[3.0]", "[8.]"), "``2 ** input``", lambda result: result * math.log(2.0))
 expm1 = _floating("expm1", "expm1", ("[0.0]", "[0.]"), "``exp(input) - 1``, exact near zero",
                   lambda result: result + 1)
-log = _floating("log", "log", ("[1.0]", "[0.]"), "The natural logarithm", lambda input: 1 / input)
+log = _floating("log", "log", ("[1.0]", "[0.]"), "The natural logarithm", lambda input: 1 / input,
+               kind_implementations={"c": _complex_logarithm("log")})
 log2 = _floating("log2", "log2", ("[8.0]", "[3.]"), "The base-2 logarithm",
                  lambda input: 1 / (input * math.log(2.0)))
 log10 = _floating("log10", "log10", ("[1.0]", "[0.]"), "The base-10 logarithm",
                   lambda input: 1 / (input * math.log(10.0)))
 log1p = _floating("log1p", "log1p", ("[0.0]", "[0.]"), "``log(1 + input)``, exact near zero",
-                  lambda input: 1 / (1 + input))
+                  lambda input: 1 / (1 + input), kind_implementations={"c": _complex_logarithm("log1p")})
 sin = _floating("sin", "sin", ("[0.0]", "[0.]"), "The sine (radians)", lambda input: input.cos())
 cos = _floating("cos", "cos", ("[0.0]", "[1.]"), "The cosine (radians)", lambda input: -input.sin())
 tan = _floating("tan", "tan", ("[0.0]", "[0.]"), "The tangent (radians)", lambda result: 1 + result * result)
@@ -466,11 +503,12 @@ atan = _floating("atan", "arctan", ("[1.0]", "[0.7854]"), "The inverse tangent",
                  lambda input: 1 / (1 + input * input), aliases=("arctan",))
 sinh = _floating("sinh", "sinh", ("[0.0]", "[0.]"), "The hyperbolic sine", lambda input: input.cosh())
 cosh = _floating("cosh", "cosh", ("[0.0]", "[1.]"), "The hyperbolic cosine", lambda input: input.sinh())
-tanh = _floating("tanh", "tanh", ("[0.0]", "[0.]"), "The hyperbolic tangent", lambda result: 1 - result * result)
+tanh = _floating("tanh", "tanh", ("[0.0]", "[0.]"), "The hyperbolic tangent", lambda result: 1 - result * result,
+                 kind_implementations={"c": _complex_tanh})
 asinh = _floating("asinh", "arcsinh", ("[0.0]", "[0.]"), "The inverse hyperbolic sine",
                   lambda input: (input * input + 1).rsqrt())
 acosh = _floating("acosh", "arccosh", ("[1.0]", "[0.]"), "The inverse hyperbolic cosine",
-                  lambda input: (input * input - 1).rsqrt())
+                  lambda input: (input * input - 1).rsqrt(), kind_implementations={"c": _complex_acosh})
 atanh = _floating("atanh", "arctanh", ("[0.0]", "[0.]"), "The inverse hyperbolic tangent",
                   lambda input: 1 / (1 - input * input))
 sigmoid = _floating("sigmoid", _sigmoid, ("[0.0]", "[0.5000]"), "The logistic function ``1 / (1 + exp(-input))``",

@@ -1,4 +1,5 @@
-"""Run under the launcher with MODE=raise|kill|timeout: one rank misbehaves, the job must fail clearly."""
+"""Run under the launcher with MODE=raise|kill|timeout: one rank misbehaves, the job must fail clearly.
+BACKEND=nccl runs the collectives on each rank's GPU instead of between CPU processes over MPI."""
 
 import datetime
 import os
@@ -9,9 +10,14 @@ import agnostic
 import agnostic.distributed as dist
 
 mode = os.environ["MODE"]
-dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=float(os.environ.get("TIMEOUT", "30"))))
+backend = os.environ.get("BACKEND", "mpi")
+device = "cpu"
+if backend == "nccl":
+    device = f"cuda:{os.environ['LOCAL_RANK']}"
+    agnostic.cuda.set_device(device)
+dist.init_process_group(backend, timeout=datetime.timedelta(seconds=float(os.environ.get("TIMEOUT", "30"))))
 rank = dist.get_rank()
-t = agnostic.ones(2)
+t = agnostic.ones(2, device=device)
 dist.all_reduce(t)
 if rank == 1:
     if mode == "raise":
@@ -21,4 +27,6 @@ if rank == 1:
     if mode == "timeout":
         time.sleep(60)
 dist.all_reduce(t)
+if device != "cpu":
+    agnostic.cuda.synchronize()
 print("unreachable", flush=True)

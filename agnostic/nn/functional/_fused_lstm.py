@@ -88,10 +88,12 @@ class LSTMLayer(Function):
             grad_input = xp.matmul(flat_gates, weight_ih._data).reshape(input.shape)
             grad_weight_ih = xp.matmul(flat_gates.T, inputs)
             grad_weight_hh = xp.matmul(flat_gates.T, previous.reshape(steps * batch, size))
-            grad_bias = backend.ops.column_sums(flat_gates) if bias_ih is not None else None
+            grad_biases = [None, None]
+            if bias_ih is not None:  # copied here: CuPy copies onto the current device
+                grad_bias = backend.ops.column_sums(flat_gates)
+                grad_biases = [wrap(grad_bias, device), wrap(grad_bias.copy(), device)]
         grads = [wrap(grad_input, device), wrap(grad_state_hidden, device), wrap(grad_state_cell, device),
-                 wrap(grad_weight_ih, device), wrap(grad_weight_hh, device)]
-        grads += [None, None] if grad_bias is None else [wrap(grad_bias, device), wrap(grad_bias.copy(), device)]
+                 wrap(grad_weight_ih, device), wrap(grad_weight_hh, device), *grad_biases]
         return tuple(grads) + (None, None)
 
 

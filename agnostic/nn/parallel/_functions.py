@@ -5,6 +5,7 @@ import warnings
 
 from ... import ops
 from ...autograd import Function
+from ...cuda import comm
 
 
 def _copy_to(tensor, device):
@@ -24,6 +25,22 @@ def _summed_on(tensors, device):
     return total
 
 
+def _between_gpus(devices, tensors):
+    """True when ``tensors`` all live on ``devices[0]`` and every device is a distinct GPU: then the copies and sums
+    go through ``cuda.comm``'s coalesced collectives (NCCL where CuPy has it), as PyTorch's DataParallel does."""
+    return (len(set(devices)) == len(devices) and all(device.type == "cuda" for device in devices)
+            and all(tensor is not None and tensor.device == devices[0] for tensor in tensors))
+
+
+def _broadcast(tensors, devices):
+    """Every tensor copied to each device, device by device; on ``devices[0]`` fresh tensors of the inputs."""
+    if tensors and _between_gpus(devices, tensors):
+        copies = comm.broadcast_coalesced(tensors, devices)
+        copies[0] = [tensor.detach() for tensor in copies[0]]
+        return tuple(tensor for on_device in copies for tensor in on_device)
+    return tuple(_copy_to(tensor, device) for device in devices for tensor in tensors)
+
+
 class Broadcast(Function):
     """``Broadcast.apply(devices, *tensors)``: a copy of every tensor on each device, flattened device by device;
     backward sums each tensor's gradients from all devices onto the tensor's own device."""
@@ -33,7 +50,7 @@ class Broadcast(Function):
         ctx.devices = list(devices)
         ctx.input_devices = [tensor.device for tensor in inputs]
         ctx.count = len(inputs)
-        return tuple(_copy_to(tensor, device) for device in ctx.devices for tensor in inputs)
+        return _broadcast(inputs, ctx.devices)
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -46,8 +63,12 @@ class ReduceAddCoalesced(Function):
 
     @staticmethod
     def forward(ctx, destinations, count, *grads):
-        ctx.source_devices = [grads[i].device for i in range(0, len(grads), count)]
         groups = [grads[i:i + count] for i in range(0, len(grads), count)]
+        ctx.source_devices = [group[0].device for group in groups]
+        if (len(set(destinations)) == 1 and destinations[0] in ctx.source_devices
+                and _between_gpus(ctx.source_devices, [])
+                and all(_between_gpus([source], group) for source, group in zip(ctx.source_devices, groups))):
+            return comm.reduce_add_coalesced(groups, destinations[0])
         return tuple(_summed_on([group[position] for group in groups], destinations[position])
                      for position in range(count))
 

@@ -44,7 +44,8 @@ class DataParallel(Module):
     the ``module.`` prefix, as PyTorch's.
 
         >>> from agnostic.nn.parallel import DataParallel
-        >>> model = DataParallel(agnostic.nn.Linear(3, 1))
+        >>> device = "cuda:0" if agnostic.cuda.is_available() else "cpu"
+        >>> model = DataParallel(agnostic.nn.Linear(3, 1).to(device))
         >>> model(agnostic.ones(4, 3)).shape
         agnostic.Size([4, 1])
         >>> list(model.state_dict())

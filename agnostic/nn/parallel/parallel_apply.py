@@ -1,6 +1,7 @@
 """Running module replicas concurrently, one host thread per device, each on its device's current stream, as
 ``torch.nn.parallel.parallel_apply``."""
 
+import concurrent.futures
 import threading
 
 from ... import _autocast, _streams
@@ -20,6 +21,19 @@ def _first_tensor_device(obj):
     if isinstance(obj, dict):
         return _first_tensor_device(list(obj.values()))
     return None
+
+
+_workers = None
+
+
+def _worker_pool():
+    """Threads kept for every call: CuPy keeps a cuBLAS handle (and its workspace) per thread and device, so a thread
+    made per call would create and free them each forward, and freeing device memory waits for the whole device.
+    PyTorch pools its handles for the same reason."""
+    global _workers
+    if _workers is None:
+        _workers = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="agnostic-parallel-apply")
+    return _workers
 
 
 class ReplicaError(RuntimeError):
@@ -83,11 +97,7 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
     if len(jobs) == 1:
         work(*jobs[0])
     else:
-        threads = [threading.Thread(target=work, args=job) for job in jobs]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        concurrent.futures.wait([_worker_pool().submit(work, *job) for job in jobs])
     outputs = []
     for number, (kind, value) in enumerate(results):
         if kind == "error":
