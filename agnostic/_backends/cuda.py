@@ -66,8 +66,8 @@ class CUDABackend:
         return self.index is None or state.current_device() == self.index
 
     def scatter_add(self, target, positions, values):
-        """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic scatter: floating-point
-        sums in no fixed order, refused in deterministic mode): ``cupy.add.at``, which replaces ``cupyx.scatter_add``."""
+        """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic ``cupy.add.at``:
+        floating-point sums in no fixed order, refused in deterministic mode)."""
         if target.dtype.kind in "fc":
             alert_nondeterministic("an accumulating scatter on CUDA (index_add, scatter_add, index_put(accumulate="
                                    "True), or the gradient of indexing, gather or embedding)")

@@ -2,8 +2,8 @@
 
 from .._legacy_types import cuda_types as _cuda_types
 from ._devices import (
-    can_device_access_peer, current_device, device, device_count, device_of, get_device_capability, get_device_name, get_device_properties,
-    init, is_available, is_initialized, set_device, synchronize,
+    can_device_access_peer, current_device, device, device_count, device_of, get_device_capability, get_device_name,
+    get_device_properties, init, is_available, is_initialized, set_device, synchronize,
 )
 from ._random import (
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
@@ -30,8 +30,8 @@ __all__ = [
     "memory_allocated", "memory_cached", "memory_reserved", "memory_snapshot", "memory_stats",
     "memory_stats_as_nested_dict", "memory_summary", "reset_accumulated_memory_stats", "reset_max_memory_allocated",
     "reset_max_memory_cached", "reset_peak_memory_stats",
-    "can_device_access_peer", "current_device", "device", "device_count", "device_of", "get_device_capability", "get_device_name",
-    "get_device_properties", "init", "initial_seed", "is_available", "is_initialized", "manual_seed",
+    "can_device_access_peer", "current_device", "device", "device_count", "device_of", "get_device_capability",
+    "get_device_name", "get_device_properties", "init", "initial_seed", "is_available", "is_initialized", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "set_device", "synchronize", *sorted(_cuda_types),
 ]
 

@@ -28,7 +28,7 @@ def _summed_on(tensors, device):
 def _between_gpus(devices, tensors):
     """True when ``tensors`` all live on ``devices[0]`` and every device is a distinct GPU: then the copies and sums
     go through ``cuda.comm``'s coalesced collectives (NCCL where CuPy has it), as PyTorch's DataParallel does."""
-    return (len(set(devices)) == len(devices) and all(device.type == "cuda" for device in devices)
+    return (len(set(devices)) == len(devices) and not any(device.backend.host for device in devices)
             and all(tensor is not None and tensor.device == devices[0] for tensor in tensors))
 
 
@@ -39,6 +39,13 @@ def _broadcast(tensors, devices):
         copies[0] = [tensor.detach() for tensor in copies[0]]
         return tuple(tensor for on_device in copies for tensor in on_device)
     return tuple(_copy_to(tensor, device) for device in devices for tensor in tensors)
+
+
+def _reducible_between_gpus(groups, sources, destinations):
+    """True when each group of gradients lives on its own GPU (``sources``, all distinct) and every sum goes to one
+    of them: then ``cuda.comm.reduce_add_coalesced`` sums them, as in PyTorch's DataParallel."""
+    return (len(set(destinations)) == 1 and destinations[0] in sources and _between_gpus(sources, [])
+            and all(_between_gpus([source], group) for source, group in zip(sources, groups)))
 
 
 class Broadcast(Function):
@@ -65,9 +72,7 @@ class ReduceAddCoalesced(Function):
     def forward(ctx, destinations, count, *grads):
         groups = [grads[i:i + count] for i in range(0, len(grads), count)]
         ctx.source_devices = [group[0].device for group in groups]
-        if (len(set(destinations)) == 1 and destinations[0] in ctx.source_devices
-                and _between_gpus(ctx.source_devices, [])
-                and all(_between_gpus([source], group) for source, group in zip(ctx.source_devices, groups))):
+        if _reducible_between_gpus(groups, ctx.source_devices, destinations):
             return comm.reduce_add_coalesced(groups, destinations[0])
         return tuple(_summed_on([group[position] for group in groups], destinations[position])
                      for position in range(count))
