@@ -4,7 +4,7 @@ import itertools
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from .. import _tensor
+from .. import _compile, _tensor
 from .._tensor_classes import Tensor
 from ..autograd import no_grad
 from .hooks import RemovableHandle
@@ -337,6 +337,14 @@ class Module:
     def eval(self):
         """``train(False)``."""
         return self.train(False)
+
+    def compile(self, *args, **kwargs):
+        """Compile this module in place, as ``torch.nn.Module.compile``: ``agnostic.compile``'s arguments, checked
+        the same way; the module keeps running eagerly (agnostic has no graph compiler).
+
+            >>> agnostic.nn.Linear(2, 1).compile(mode="max-autotune")
+        """
+        _compile.compile(self, *args, **kwargs)
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on every parameter; returns ``self``."""
