@@ -3,6 +3,7 @@
 Importing agnostic never imports CuPy or touches a GPU; CUDA starts on first use.
 """
 
+import math as _math
 import warnings as _warnings
 
 # PyTorch computes 1/0, log(-1) and overflow silently (inf/nan); NumPy warns. Silence those warnings only where
@@ -58,6 +59,8 @@ from ._streams import Event, Stream, current_stream, stream
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 half, float, double = float16, float32, float64
+# PyTorch's constants: torch.pi, torch.e, torch.inf, torch.nan, and torch.newaxis (None, for indexing).
+pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 

@@ -426,3 +426,11 @@ def test_histogram_matches_pytorch(device):
     _close(ours.bin_edges, theirs.bin_edges.numpy(), rtol=1e-6)
     same = agnostic.histogram(_t([2.0, 2.0], device), bins=2)
     assert same.bin_edges.tolist() == torch.histogram(torch.tensor([2.0, 2.0]), bins=2).bin_edges.tolist()
+
+
+def test_pytorchs_constants_are_the_same_values():
+    assert (agnostic.pi, agnostic.e, agnostic.inf) == (math.pi, math.e, math.inf)
+    assert math.isnan(agnostic.nan) and agnostic.newaxis is None
+    assert agnostic.ones(3)[agnostic.newaxis].shape == (1, 3)
+    torch = pytest.importorskip("torch")
+    assert (agnostic.pi, agnostic.e, agnostic.inf, agnostic.newaxis) == (torch.pi, torch.e, torch.inf, torch.newaxis)
