@@ -22,7 +22,7 @@ from . import _coverage, _fork_guard
 from ._backends import host_memory as _host_memory
 from .ops.creation import (
     arange, as_tensor, asarray, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace, logspace,
-    ones, ones_like, tensor, zeros, zeros_like,
+    ones, ones_like, scalar_tensor, tensor, zeros, zeros_like,
 )
 from .ops.random import (
     Generator, bernoulli, get_rng_state, initial_seed, manual_seed, multinomial, normal, rand, rand_like, randint,
@@ -39,7 +39,11 @@ from .ops.shape import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.statistics import *  # noqa: F401,F403
 from .ops.complex import *  # noqa: F401,F403
-from .ops.dtype_queries import can_cast, is_complex, is_floating_point, is_tensor, numel, result_type
+from .ops.dtype_queries import (
+    can_cast, is_complex, is_conj, is_floating_point, is_inference, is_neg, is_nonzero, is_same_size, is_signed,
+    is_tensor, numel, result_type,
+)
+from .ops.windows import *  # noqa: F401,F403
 from . import autograd, cuda
 from . import accelerator
 from . import amp, fft, linalg, special

@@ -16,7 +16,7 @@ def test_coverage_page_is_current():
     (agnostic, "jit", "agnostic does not provide TorchScript (torch.jit)"),
     (agnostic, "sparse_coo_tensor", "agnostic does not provide sparse tensors"),
     (agnostic, "vmap", "function transforms (torch.func)"),
-    (agnostic.nn, "Bilinear", "agnostic does not provide torch.nn.Bilinear"),
+    (agnostic.nn, "FractionalMaxPool2d", "agnostic does not provide torch.nn.FractionalMaxPool2d"),
     (agnostic.optim, "SparseAdam", "agnostic does not provide torch.optim.SparseAdam"),
 ])
 def test_a_missing_pytorch_name_says_what_and_where(module, name, says):

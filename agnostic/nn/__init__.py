@@ -15,21 +15,24 @@ from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .lp_pooling import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .parameter import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .unpooling import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
-from . import activation, attention, containers, conv, dropout, flatten, linear, loss, module, normalization, \
-    parameter, pixelshuffle, pooling, rnn, sparse, transformer, upsampling
+from . import activation, attention, containers, conv, dropout, flatten, linear, loss, lp_pooling, module, \
+    normalization, padding, parameter, pixelshuffle, pooling, rnn, sparse, transformer, unpooling, upsampling
 
-__all__ = sorted(name for part in (activation, attention, containers, conv, dropout, flatten, linear, loss, module,
-                                   normalization, parameter, pixelshuffle, pooling, rnn, sparse, transformer,
-                                   upsampling)
+__all__ = sorted(name for part in (activation, attention, containers, conv, dropout, flatten, linear, loss,
+                                   lp_pooling, module, normalization, padding, parameter, pixelshuffle, pooling, rnn,
+                                   sparse, transformer, unpooling, upsampling)
                  for name in part.__all__) + ["DataParallel", "functional", "init", "modules", "parallel", "utils"]
 
 from . import modules  # last: PyTorch's torch.nn.modules.* paths, over the layers above  # noqa: E402

@@ -1,11 +1,14 @@
-"""Containers: Sequential (chains modules), ModuleList and ModuleDict (hold registered modules)."""
+"""Containers: Sequential (chains modules), ModuleList and ModuleDict (hold registered modules), ParameterList and
+ParameterDict (hold registered parameters)."""
 
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 
+from .._tensor_classes import Tensor
 from .module import Module, _addindent
+from .parameter import Parameter
 
 
 def _renumbered(modules):
@@ -288,4 +291,231 @@ class ModuleDict(Module):
             self[pair[0]] = pair[1]
 
 
-__all__ = ["ModuleDict", "ModuleList", "Sequential"]
+def _entry_lines(entries, tensor_kind):
+    """PyTorch's repr lines of a parameter container: ``  (key): Parameter containing: [<kind> of size 2x3]``."""
+    lines = []
+    for key, value in entries:
+        if isinstance(value, Tensor):
+            size = "x".join(str(n) for n in value.shape)
+            where = f" ({value.device})" if value.is_cuda else ""
+            kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+            lines.append(f"  ({key}): {kind} containing: [{tensor_kind(value)} of size {size}{where}]")
+        else:
+            lines.append(f"  ({key}): Object of type: {type(value).__name__}")
+    return "\n".join(lines)
+
+
+def _as_parameter(value):
+    return Parameter(value) if isinstance(value, Tensor) and not isinstance(value, Parameter) else value
+
+
+class ParameterList(Module):
+    """A list of registered parameters (tensors are wrapped in ``Parameter``; other objects are kept as
+    attributes). ``state_dict`` keys are the positions.
+
+        >>> params = agnostic.nn.ParameterList([agnostic.nn.Parameter(agnostic.zeros(2, 3))])
+        >>> params.append(agnostic.ones(4))
+        ParameterList(
+            (0): Parameter containing: [agnostic.float32 of size 2x3]
+            (1): Parameter containing: [agnostic.float32 of size 4]
+        )
+        >>> list(params.state_dict()), params[1].requires_grad
+        (['0', '1'], True)
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _key(self, index):
+        index = operator.index(index)
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"index {index} is out of range")
+        return str(index % len(self))
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            sliced = type(self)()
+            for position in range(*index.indices(len(self))):
+                sliced.append(self[position])
+            return sliced
+        return getattr(self, self._key(index))
+
+    def __setitem__(self, index, value):
+        setattr(self, self._key(index), _as_parameter(value))
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, value):
+        """Add ``value`` at the end (a tensor becomes a Parameter); returns ``self``."""
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values):
+        """Append every value of the iterable ``values``; returns ``self``."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        return _entry_lines(enumerate(self), lambda tensor: str(tensor.dtype))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of registered parameters (tensors are wrapped in ``Parameter``), with the dict methods
+    (``keys``/``values``/``items``, ``update``, ``pop``, ``get``, ``setdefault``, ``|``). A plain ``dict`` given to
+    the constructor or ``update`` is added in sorted key order, as PyTorch does.
+
+        >>> params = agnostic.nn.ParameterDict({"scale": agnostic.ones(2), "bias": agnostic.zeros(2)})
+        >>> params
+        ParameterDict(
+            (bias): Parameter containing: [agnostic.FloatTensor of size 2]
+            (scale): Parameter containing: [agnostic.FloatTensor of size 2]
+        )
+        >>> list(params.state_dict()), "scale" in params
+        (['bias', 'scale'], True)
+    """
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    @staticmethod
+    def _attribute(key):
+        if not isinstance(key, str):
+            raise TypeError(f"Index given to ParameterDict cannot be used as a key as it is not a string (type is "
+                            f"'{type(key).__name__}'). Open an issue on github if you need non-string keys.")
+        return key
+
+    def __getitem__(self, key):
+        return getattr(self, self._attribute(key))
+
+    def __setitem__(self, key, value):
+        self._keys[key] = None
+        setattr(self, self._attribute(key), _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, self._attribute(key))
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def copy(self):
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(OrderedDict((key, self[key]) for key in self._keys))
+
+    def setdefault(self, key, default=None):
+        """``self[key]``, first set to ``default`` if ``key`` is absent."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        """Remove every entry."""
+        for key in list(self._keys):
+            del self[key]
+
+    def pop(self, key):
+        """Remove ``key`` and return its value."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        """Remove and return the last ``(key, value)`` pair."""
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def get(self, key, default=None):
+        """``self[key]`` if present, else ``default``."""
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys, default=None):
+        """A new ParameterDict with each of ``keys`` set to ``default``."""
+        return ParameterDict((key, default) for key in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((key, self[key]) for key in self._keys)
+
+    def values(self):
+        return (self[key] for key in self._keys)
+
+    def update(self, parameters):
+        """Add entries from an OrderedDict or ParameterDict (in order), another mapping (sorted by key) or an
+        iterable of ``(key, value)`` pairs, overwriting existing keys."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                            + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs = list(parameters.items())
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items())
+        else:
+            pairs = []
+            for index, pair in enumerate(parameters):
+                if not isinstance(pair, Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{index} should be Iterable; is"
+                                    + type(pair).__name__)
+                if len(pair) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{index} has length {len(pair)}; 2 is "
+                                     "required")
+                pairs.append(tuple(pair))
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self):
+        return _entry_lines(self.items(), lambda tensor: tensor.type())
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other):
+        combined = self.copy()
+        combined.update(other)
+        return combined
+
+    def __ror__(self, other):
+        combined = other.copy()
+        combined.update(self)
+        return combined
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]

@@ -1,4 +1,5 @@
-"""Dropout and the channel-wise Dropout1d/2d/3d: random zeroing in training mode, the identity in eval mode."""
+"""Dropout, the channel-wise Dropout1d/2d/3d and SELU's AlphaDropout/FeatureAlphaDropout: random dropping in training
+mode, the identity in eval mode."""
 
 from . import functional as F
 from .module import Module
@@ -62,4 +63,30 @@ class Dropout3d(Dropout):
     _function = staticmethod(F.dropout3d)
 
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+class AlphaDropout(Dropout):
+    """Alpha dropout for SELU networks while training (``F.alpha_dropout``): dropped elements take SELU's
+    saturation value and an affine map keeps a unit normal input's mean 0 and variance 1.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> round(agnostic.nn.AlphaDropout(0.2)(agnostic.randn(100000)).std().item(), 1)
+        1.0
+        >>> agnostic.nn.AlphaDropout(0.2).eval()(agnostic.ones(2))
+        tensor([1., 1.])
+    """
+
+    _function = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(Dropout):
+    """Alpha dropout of whole channels of an ``(N, C, ...)`` input while training (``F.feature_alpha_dropout``).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> agnostic.nn.FeatureAlphaDropout(0.5)(agnostic.zeros(1, 2, 2))
+        tensor([[[0.7792, 0.7792],
+                 [0.7792, 0.7792]]])
+    """
+
+    _function = staticmethod(F.feature_alpha_dropout)
+
+
+__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]

@@ -3,6 +3,8 @@
 import math
 import warnings
 
+import agnostic
+
 from .._tensor import wrap
 from ..autograd import no_grad
 from .._backends import special
@@ -193,5 +195,137 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
 
 
-__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
-           "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+def eye_(tensor):
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal, zeros elsewhere).
+
+        >>> agnostic.nn.init.eye_(agnostic.empty(2, 3))
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with no_grad():
+        tensor.copy_(agnostic.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+    return tensor
+
+
+def dirac_(tensor, groups=1):
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta, so the convolution is the identity on as many
+    input channels as possible (within each of ``groups`` groups of output channels).
+
+        >>> agnostic.nn.init.dirac_(agnostic.empty(2, 2, 3))
+        tensor([[[0., 1., 0.],
+                 [0., 0., 0.]],
+        <BLANKLINE>
+                [[0., 0., 0.],
+                 [0., 1., 0.]]])
+    """
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    kept = min(per_group, tensor.shape[1])
+    outputs = [group * per_group + channel for group in range(groups) for channel in range(kept)]
+    inputs = [channel for _ in range(groups) for channel in range(kept)]
+    centres = tuple(size // 2 for size in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        if outputs:
+            index = [agnostic.tensor(positions, dtype=agnostic.int64, device=tensor.device)
+                     for positions in (outputs, inputs)]
+            tensor[tuple(index) + centres] = 1
+    return tensor
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill with a (semi-)orthogonal matrix: the Q of the QR decomposition of a normal sample, signs fixed by R's
+    diagonal, times ``gain``; tensors of more than 2 dimensions are seen as ``(size(0), rest)``.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> w = agnostic.nn.init.orthogonal_(agnostic.empty(3, 5))
+        >>> agnostic.allclose(w @ w.T, agnostic.eye(3), atol=1e-6)
+        True
+    """
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        if rows < cols:
+            flattened = flattened.t()
+        q, r = agnostic.linalg.qr(flattened)
+        q = q * agnostic.diag(r, 0).sign()
+        if rows < cols:
+            q = q.t()
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill a 2-D tensor with N(0, std^2) samples, then zero ``ceil(sparsity * rows)`` random entries of each
+    column (the rows drawn by ``randperm`` from the default generator, as PyTorch).
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> w = agnostic.nn.init.sparse_(agnostic.empty(4, 3), sparsity=0.5)
+        >>> (w == 0).sum(0)
+        tensor([2, 2, 2])
+    """
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros_per_column = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for column in range(cols):
+            dropped = agnostic.randperm(rows, device=tensor.device)[:zeros_per_column]
+            tensor[dropped, column] = 0
+    return tensor
+
+
+def _deprecated(method):
+    """The old name without the trailing underscore: the same initializer, with PyTorch's FutureWarning."""
+    new_name = method.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return method(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = (f"Deprecated alias of ``{new_name}`` (warns with a FutureWarning).\n\n"
+                               f"        >>> import warnings\n"
+                               f"        >>> with warnings.catch_warnings(record=True) as caught:\n"
+                               f"        ...     warnings.simplefilter('always')\n"
+                               f"        ...     _ = agnostic.nn.init.{old_name}({_EXAMPLE_ARGUMENTS[old_name]})\n"
+                               f"        >>> caught[0].category.__name__\n"
+                               f"        'FutureWarning'\n")
+    return deprecated_init
+
+
+_EXAMPLE_ARGUMENTS = {"constant": "agnostic.empty(2), 0.5", "dirac": "agnostic.empty(2, 2, 3)",
+                      "sparse": "agnostic.empty(2, 2), 0.5", "uniform": "agnostic.empty(2)",
+                      "normal": "agnostic.empty(2)"}
+_EXAMPLE_ARGUMENTS.update({name: "agnostic.empty(2, 2)" for name in (
+    "eye", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal")})
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+
+__all__ = ["calculate_gain", "constant", "constant_", "dirac", "dirac_", "eye", "eye_", "kaiming_normal",
+           "kaiming_normal_", "kaiming_uniform", "kaiming_uniform_", "normal", "normal_", "ones_", "orthogonal",
+           "orthogonal_", "sparse", "sparse_", "trunc_normal_", "uniform", "uniform_", "xavier_normal",
+           "xavier_normal_", "xavier_uniform", "xavier_uniform_", "zeros_"]

@@ -1,4 +1,4 @@
-"""Linear (``y = x W^T + b``) and Identity layers."""
+"""Linear (``y = x W^T + b``), Bilinear (``y = x1^T A x2 + b``) and Identity layers."""
 
 import math
 
@@ -66,4 +66,41 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-__all__ = ["Identity", "Linear"]
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` with ``weight`` (out_features, in1_features, in2_features) and ``bias``
+    (out_features), both initialized U(-1/sqrt(in1_features), 1/sqrt(in1_features)) as PyTorch.
+
+        >>> _ = agnostic.manual_seed(0)
+        >>> layer = agnostic.nn.Bilinear(3, 4, 2)
+        >>> layer
+        Bilinear(in1_features=3, in2_features=4, out_features=2, bias=True)
+        >>> layer(agnostic.ones(5, 3), agnostic.ones(5, 4)).shape
+        agnostic.Size([5, 2])
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(_empty(out_features, in1_features, in2_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Re-draw the weight and bias from U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+__all__ = ["Bilinear", "Identity", "Linear"]

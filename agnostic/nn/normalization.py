@@ -1,5 +1,5 @@
 """Normalization layers: BatchNorm1d/2d/3d (running statistics, momentum, eval mode), InstanceNorm1d/2d/3d,
-GroupNorm, LayerNorm and LocalResponseNorm."""
+GroupNorm, LayerNorm, RMSNorm and LocalResponseNorm."""
 
 from .. import _dtypes
 from ..ops import creation
@@ -291,5 +291,38 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
+class RMSNorm(Module):
+    """Root mean square normalization over the trailing ``normalized_shape`` dimensions with an elementwise
+    ``weight`` (ones), as ``torch.nn.RMSNorm``; ``eps=None`` uses the input dtype's machine epsilon.
+
+        >>> norm = agnostic.nn.RMSNorm(3)
+        >>> norm
+        RMSNorm((3,), eps=None, elementwise_affine=True)
+        >>> norm(agnostic.tensor([[1.0, 2.0, 3.0]]))
+        tensor([[0.4629, 0.9258, 1.3887]], grad_fn=<...>)
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self.register_parameter("weight", Parameter(creation.empty(self.normalized_shape, device=device, dtype=dtype))
+                                if elementwise_affine else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "LocalResponseNorm"]
+           "InstanceNorm3d", "LayerNorm", "LocalResponseNorm", "RMSNorm"]

@@ -318,6 +318,21 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_
     return _leaf(made, requires_grad)
 
 
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """A 0-dim tensor holding the number ``s``, in the default float dtype unless ``dtype`` is given, whatever the
+    type of ``s`` (``torch.scalar_tensor``; ``agnostic.tensor(s)`` infers the dtype from ``s`` instead).
+
+        >>> agnostic.scalar_tensor(3), agnostic.scalar_tensor(3, dtype=agnostic.int64)
+        (tensor(3.), tensor(3))
+    """
+    if isinstance(s, TensorBase):
+        s = s.item()
+    if isinstance(s, complex) and dtype is None:
+        raise RuntimeError("value cannot be converted to type float without overflow; pass a complex dtype=")
+    return full((), s, dtype=_dtypes.as_dtype(dtype) or _dtypes.get_default_dtype(), device=device,
+                requires_grad=requires_grad, pin_memory=pin_memory)
+
+
 def _cast_scalar(value, dtype):
     with numpy.errstate(all="ignore"):
         return numpy.asarray(value).astype(dtype.numpy_dtype)[()]

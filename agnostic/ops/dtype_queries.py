@@ -1,4 +1,5 @@
-"""Questions about tensors and dtypes: ``result_type``, ``can_cast``, ``is_tensor``, ``is_floating_point``..."""
+"""Questions about tensors and dtypes: ``result_type``, ``can_cast``, ``is_tensor``, ``is_floating_point``,
+``is_nonzero``, ``is_same_size``..."""
 
 from .. import _dtypes
 from .._tensor import TensorBase
@@ -64,3 +65,66 @@ def numel(input):
         24
     """
     return input.numel()
+
+
+def _tensor_argument(name, input, argument="input"):
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{name}(): argument '{argument}' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
+
+
+def is_nonzero(input):
+    """The truth of a one-element tensor's value; any other number of elements is a RuntimeError
+    (``torch.is_nonzero``).
+
+        >>> agnostic.is_nonzero(agnostic.tensor([0.5])), agnostic.is_nonzero(agnostic.tensor(0))
+        (True, False)
+    """
+    return _tensor_argument("is_nonzero", input).is_nonzero()
+
+
+def is_same_size(input, other):
+    """True when ``input`` and ``other`` have the same shape (``torch.is_same_size``).
+
+        >>> agnostic.is_same_size(agnostic.ones(2, 3), agnostic.zeros(2, 3))
+        True
+    """
+    return _tensor_argument("is_same_size", input).is_same_size(_tensor_argument("is_same_size", other, "other"))
+
+
+def is_signed(input):
+    """True when ``input``'s dtype holds negative values: signed integers, floating point and complex
+    (``torch.is_signed``).
+
+        >>> agnostic.is_signed(agnostic.ones(2)), agnostic.is_signed(agnostic.ones(2, dtype=agnostic.uint8))
+        (True, False)
+    """
+    return _tensor_argument("is_signed", input).is_signed()
+
+
+def is_conj(input):
+    """False: agnostic conjugates eagerly, so no tensor carries PyTorch's lazy conjugate bit (``torch.is_conj``).
+
+        >>> agnostic.is_conj(agnostic.tensor([1 + 2j]).conj())
+        False
+    """
+    return _tensor_argument("is_conj", input).is_conj()
+
+
+def is_neg(input):
+    """False: agnostic negates eagerly, so no tensor carries PyTorch's lazy negative bit (``torch.is_neg``).
+
+        >>> agnostic.is_neg(agnostic.ones(2))
+        False
+    """
+    return _tensor_argument("is_neg", input).is_neg()
+
+
+def is_inference(input):
+    """Whether ``input`` is an inference tensor (``torch.is_inference``): always False in agnostic, whose
+    ``inference_mode`` is ``no_grad`` and makes ordinary tensors.
+
+        >>> agnostic.is_inference(agnostic.ones(2))
+        False
+    """
+    return _tensor_argument("is_inference", input).is_inference()

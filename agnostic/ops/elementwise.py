@@ -385,6 +385,43 @@ The magnitude of ``input`` with the sign of ``other`` (``torch.copysign``).
 """)
 
 
+def _nextafter(xp, input, other):
+    """The next float after ``input`` towards ``other``, stepped and compared on the bits: CuPy's half-precision
+    nextafter steps in float32, and its kernels (``-ftz=true``) read float32 subnormals as zeros in comparisons."""
+    input, other = xp.broadcast_arrays(input, other)
+    signed = numpy.dtype(f"int{8 * input.dtype.itemsize}")
+    lowest = numpy.iinfo(signed).min  # the sign bit alone: -0.0
+    bits, toward = (xp.ascontiguousarray(x).reshape(x.shape).view(signed) for x in (input, other))
+    # The bits as integers in the floats' order: magnitude, negated for negative floats (-0.0 and 0.0 both 0).
+    key, toward_key = (xp.where(b < 0, -(b & ~lowest), b) for b in (bits, toward))
+    away_from_zero = (toward_key > key) == (key > 0)  # a step up in magnitude is +1 on the bits, either sign
+    stepped = bits + (away_from_zero.astype(signed) * 2 - 1)
+    from_zero = xp.where(toward_key > 0, signed.type(1), signed.type(lowest + 1))
+    result = xp.where(key == 0, from_zero, stepped)
+    result = xp.where(key == toward_key, toward, result).view(input.dtype)
+    return xp.where((input != input) | (other != other), input + other, result)
+
+
+nextafter = _binary("nextafter", SAME, _nextafter, check=floating_only, gradients={
+    "input": lambda grad: grad, "other": _zero}, doc="""\
+The next floating-point value after ``input`` in the direction of ``other``, in the promoted dtype
+(``torch.nextafter``); floating operands only. Subnormal results are kept on every device.
+
+    >>> agnostic.nextafter(agnostic.tensor([0.0, 0.0]), agnostic.tensor([1.0, -1.0]))
+    tensor([ 1.4013e-45, -1.4013e-45])
+""")
+
+
+@composite(method=False)
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``: :func:`sub` with its operands swapped (``torch.rsub``).
+
+        >>> agnostic.rsub(agnostic.tensor([1, 2]), 5, alpha=2)
+        tensor([3, 1])
+    """
+    return sub(other, input, alpha=alpha)
+
+
 def div(input, other, *, rounding_mode=None, out=None):
     """``input / other``: true division (integers divide to the default float dtype) or, with ``rounding_mode``
     ``"trunc"`` or ``"floor"``, the quotient rounded that way in the promoted dtype (``torch.div``, aliases
@@ -452,7 +489,7 @@ floor = _unary("floor", SAME, _rounding("floor"), ("[-1.5, 1.5]", "[-2.,  1.]"),
 ceil = _unary("ceil", SAME, _rounding("ceil"), ("[-1.5, 1.5]", "[-1.,  2.]"), check=no_complex,
               gradients={"input": _zero}, summary="The smallest integer not below each element")
 trunc = _unary("trunc", SAME, _rounding("trunc"), ("[-1.5, 1.5]", "[-1.,  1.]"), check=no_complex,
-               gradients={"input": _zero}, summary="Each element rounded toward zero")
+               gradients={"input": _zero}, aliases=("fix",), summary="Each element rounded toward zero")
 round = _unary("round", SAME, _rounding("rint"), ("[0.5, 1.5, 2.7]", "[0., 2., 3.]"), check=no_complex,
                gradients={"input": _zero}, summary="Each element rounded to the nearest integer, halves to even")
 frac = _unary("frac", SAME, _frac, ("[1.25, -1.5]", "[ 0.2500, -0.5000]"), check=floating_only,
@@ -506,15 +543,17 @@ cosh = _floating("cosh", "cosh", ("[0.0]", "[1.]"), "The hyperbolic cosine", lam
 tanh = _floating("tanh", "tanh", ("[0.0]", "[0.]"), "The hyperbolic tangent", lambda result: 1 - result * result,
                  kind_implementations={"c": _complex_tanh})
 asinh = _floating("asinh", "arcsinh", ("[0.0]", "[0.]"), "The inverse hyperbolic sine",
-                  lambda input: (input * input + 1).rsqrt())
+                  lambda input: (input * input + 1).rsqrt(), aliases=("arcsinh",))
 acosh = _floating("acosh", "arccosh", ("[1.0]", "[0.]"), "The inverse hyperbolic cosine",
-                  lambda input: (input * input - 1).rsqrt(), kind_implementations={"c": _complex_acosh})
+                  lambda input: (input * input - 1).rsqrt(), kind_implementations={"c": _complex_acosh},
+                  aliases=("arccosh",))
 atanh = _floating("atanh", "arctanh", ("[0.0]", "[0.]"), "The inverse hyperbolic tangent",
-                  lambda input: 1 / (1 - input * input))
+                  lambda input: 1 / (1 - input * input), aliases=("arctanh",))
 sigmoid = _floating("sigmoid", _sigmoid, ("[0.0]", "[0.5000]"), "The logistic function ``1 / (1 + exp(-input))``",
                     lambda result: result * (1 - result))
 negative, absolute = neg, abs
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+arcsinh, arccosh, arctanh, fix = asinh, acosh, atanh, trunc
 subtract, multiply = sub, mul
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
@@ -1357,8 +1396,11 @@ _TOP_LEVEL_INPLACE = {
     "arcsin": (".clamp_(max=1)", "tensor([0.5236, 1.5708])"), "acos": (".clamp_(max=1)", "tensor([1.0472, 0.0000])"),
     "arccos": (".clamp_(max=1)", "tensor([1.0472, 0.0000])"), "atan": ("", "tensor([0.4636, 1.1071])"),
     "arctan": ("", "tensor([0.4636, 1.1071])"), "asinh": ("", "tensor([0.4812, 1.4436])"),
- "acosh": (".clamp_(min=1)", "tensor([0.0000, 1.3170])"),
-    "atanh": (".clamp_(max=0.5)", "tensor([0.5493, 0.5493])"), "sigmoid": ("", "tensor([0.6225, 0.8808])"),
+    "arcsinh": ("", "tensor([0.4812, 1.4436])"), "acosh": (".clamp_(min=1)", "tensor([0.0000, 1.3170])"),
+    "arccosh": (".clamp_(min=1)", "tensor([0.0000, 1.3170])"),
+    "atanh": (".clamp_(max=0.5)", "tensor([0.5493, 0.5493])"),
+    "arctanh": (".clamp_(max=0.5)", "tensor([0.5493, 0.5493])"), "fix": ("", "tensor([0., 2.])"),
+    "sigmoid": ("", "tensor([0.6225, 0.8808])"),
     "relu": ("", "tensor([0.5000, 2.0000])"), "erf": ("", "tensor([0.5205, 0.9953])"),
     "erfc": ("", "tensor([0.4795, 0.0047])"), "i0": ("", "tensor([1.0635, 2.2796])"),
     "logit": (", 0.25", "tensor([0.0000, 1.0986])"),
@@ -1373,7 +1415,8 @@ _TOP_LEVEL_INPLACE = {
 (
     abs_, neg_, negative_, ceil_, floor_, round_, trunc_, frac_, square_, sqrt_, rsqrt_, reciprocal_, exp_,
     exp2_, expm1_, log_, log2_, log10_, log1p_, sin_, cos_, tan_, sinh_, cosh_, tanh_, asin_, arcsin_, acos_,
-    arccos_, atan_, arctan_, asinh_, acosh_, atanh_, sigmoid_, relu_, erf_, erfc_,
+    arccos_, atan_, arctan_, asinh_, arcsinh_, acosh_, arccosh_, atanh_, arctanh_, fix_, sigmoid_, relu_, erf_,
+    erfc_,
     i0_, logit_, deg2rad_, rad2deg_, clamp_, clip_, clamp_min_, clamp_max_, nan_to_num_, ldexp_, xlogy_,
     zero_, fill_,
 ) = (_top_level_inplace(name, *_TOP_LEVEL_INPLACE[name]) for name in _TOP_LEVEL_INPLACE)

@@ -13,7 +13,7 @@ from .._tensor import TensorBase, _normalize_dim, wrap
 from ..autograd.derivatives import conj
 from .creation import eye, ones, zeros
 from .elementwise import mul
-from ._dispatch import check_same_device, finish, operand_array, result_dtype
+from ._dispatch import check_same_device, finish, operand_array, result_dtype, write_result
 from ._registry import composite, public_names
 from .shape import stack
 
@@ -441,6 +441,66 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """
     _check_batches("addbmm", batch1, batch2)
     return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def _no_float_scale_of_integers(dtype, beta, alpha):
+    if dtype.category < 2:
+        for name, value in (("beta", beta), ("alpha", alpha)):
+            if isinstance(value, (float, complex)):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point "
+                                   f"number; pass an int, or convert the tensors with .float()")
+
+
+@composite(inplace=True)
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``, ``input`` broadcast to the ``(n, m)`` result, dtypes promoted;
+    ``beta=0`` ignores the input, NaN included (``torch.addr``; for bool tensors, ``and``/``or``).
+
+        >>> agnostic.addr(agnostic.ones(2, 2), agnostic.tensor([1., 2.]), agnostic.tensor([1., 10.]), beta=2)
+        tensor([[ 3., 12.],
+                [ 4., 22.]])
+    """
+    for name, vector in (("vec1", vec1), ("vec2", vec2)):
+        if not isinstance(vector, TensorBase):
+            raise TypeError(f"addr(): argument '{name}' must be a Tensor, not {type(vector).__name__}")
+        if vector.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {vector.ndim}-D")
+    dtype = result_dtype(input, vec1, vec2)
+    _no_float_scale_of_integers(dtype, beta, alpha)
+    product = vec1.unsqueeze(1) * vec2.unsqueeze(0)
+    scaled = (product if alpha == 1 else product * alpha).to(dtype)
+    base = input.expand(product.shape)  # PyTorch's error when the input doesn't broadcast
+    if beta == 0:
+        return scaled
+    return (base if beta == 1 else base * beta).to(dtype) + scaled
+
+
+_CHAIN_MATMUL_WARNING = ("agnostic.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                         "agnostic.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                         "multiple parameters.")
+_chain_matmul_warned: list = []  # PyTorch warns once per process
+
+
+@composite(method=False)
+def chain_matmul(*matrices, out=None):
+    """The product of the 2-D ``matrices``, left to right (``torch.chain_matmul``, deprecated there for
+    ``linalg.multi_dot``: the first call warns once).
+
+        >>> agnostic.chain_matmul(agnostic.tensor([[1., 2.]]), agnostic.eye(2), agnostic.tensor([[3.], [4.]]))
+        tensor([[11.]])
+    """
+    if not _chain_matmul_warned:
+        _chain_matmul_warned.append(True)
+        warnings.warn(_CHAIN_MATMUL_WARNING, UserWarning, stacklevel=4)  # past the autocast and device wrappers
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for matrix in matrices:
+        if matrix.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {matrix.ndim}, expected 2 instead.")
+    result = matrices[0].clone() if len(matrices) == 1 else matrices[0]
+    for matrix in matrices[1:]:
+        result = matmul(result, matrix)
+    return result if out is None else write_result(out, result, "chain_matmul")
 
 
 # ----- other products ----------------------------------------------------------------------------------------------

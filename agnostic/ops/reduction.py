@@ -13,7 +13,7 @@ import numpy
 from .. import _autocast, _dtypes
 from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
 from ._dispatch import finish, operand_array, write_result
-from ._registry import composite, in_place_of, public_names
+from ._registry import composite, in_place_of, public_names, tensor_method
 from .creation import arange, ones, zeros_like
 from .elementwise import maximum, minimum, where
 from .shape import cat
@@ -619,5 +619,121 @@ def cumprod_(self, dim, *, dtype=None):
     _check_writable(self)
     return write_result(self, cumprod(self, dim, dtype=dtype), "cumprod_")
 
+
+
+# ----- renorm, sum_to_size ---------------------------------------------------------------------------------------
+@composite(inplace=True)
+def renorm(input, p, dim, maxnorm):
+    """Each slice of ``input`` along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``
+    (``maxnorm / (norm + 1e-7)``, as ``torch.renorm``); the other slices are kept.
+
+        >>> agnostic.renorm(agnostic.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]])
+    """
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dtype.category < _FLOATING:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{input.dtype}; convert it with .float()")
+    axis = _normalize_dim(dim, input.ndim)
+    norms = norm(input, p, tuple(d for d in range(input.ndim) if d != axis), keepdim=True)
+    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return input * factor.to(input.dtype.to_real())
+
+
+@tensor_method()
+def sum_to_size(input, *size):
+    """``input`` summed down to ``size``, which must broadcast to ``input``'s shape (the gradient of a broadcast).
+
+        >>> agnostic.tensor([[1, 2, 3], [4, 5, 6]]).sum_to_size(1, 3)
+        tensor([[5, 7, 9]])
+    """
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    shape = tuple(input.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or builtins.any(want not in (1, have) for want, have in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, want in enumerate(size) if want == 1 and shape[lead + i] != 1)
+    if not dims:
+        return input
+    return sum(input, dims, keepdim=True).reshape(size)
+
+
+# ----- the trapezoidal rule --------------------------------------------------------------------------------------
+def _integration_axis(name, y, x, dx, dim):
+    if not isinstance(y, TensorBase):
+        raise TypeError(f"{name}(): argument 'y' must be a Tensor, not {type(y).__name__}")
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}(): pass either the sample points x or the spacing dx, not both")
+    if x is not None and not isinstance(x, TensorBase):
+        raise TypeError(f"{name}(): argument 'x' must be a Tensor, not {type(x).__name__}; give a constant "
+                        "spacing as dx=")
+    if y.dtype is _dtypes.bool or (x is not None and x.dtype is _dtypes.bool):
+        raise NotImplementedError(f"{name}: received a bool input for `{'y' if x is None else 'x` or `y'}`, but bool "
+                                  "is not supported")
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _normalize_dim(dim, y.ndim)
+
+
+def _along(tensor, axis, part):
+    return tensor[(slice(None),) * axis + (part,)]
+
+
+def _spacings(name, y, x, axis):
+    """``x[1:] - x[:-1]`` along ``axis``, a 1-D ``x`` laid along ``axis`` and fewer dimensions broadcast first."""
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[axis]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = x.reshape(tuple(x.shape[0] if d == axis else 1 for d in range(y.ndim)))
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    return _along(x, axis, slice(1, None)) - _along(x, axis, slice(None, -1))
+
+
+def _pair_sums(y, axis):
+    return _along(y, axis, slice(1, None)) + _along(y, axis, slice(None, -1))
+
+
+@composite(method=False, aliases=("trapz",))
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of ``y`` along ``dim`` by the trapezoidal rule, at sample points ``x`` (a tensor, 1-D along
+    ``dim`` or broadcasting with ``y``) or a constant spacing ``dx`` (1 by default); integer samples give the default
+    float dtype (``torch.trapezoid``, alias ``trapz``).
+
+        >>> agnostic.trapezoid(agnostic.tensor([1.0, 2.0, 4.0]))
+        tensor(4.5000)
+        >>> agnostic.trapezoid(agnostic.tensor([1.0, 2.0, 4.0]), agnostic.tensor([0.0, 1.0, 3.0]))
+        tensor(7.5000)
+    """
+    axis = _integration_axis("trapezoid", y, x, dx, dim)
+    if y.shape[axis] == 0:
+        return zeros_like(sum(y, axis))
+    if x is not None:
+        return sum(_pair_sums(y, axis) * _spacings("trapezoid", y, x, axis), axis) / 2
+    ends = _along(y, axis, 0) + _along(y, axis, -1)
+    return (sum(y, axis) - ends * 0.5) * (1 if dx is None else dx)
+
+
+trapz = trapezoid
+
+
+@composite(method=False)
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running integral of ``y`` along ``dim`` by the trapezoidal rule (one value fewer than ``y`` there), at
+    sample points ``x`` or a constant spacing ``dx`` as in :func:`trapezoid` (``torch.cumulative_trapezoid``).
+
+        >>> agnostic.cumulative_trapezoid(agnostic.tensor([1.0, 2.0, 4.0]))
+        tensor([1.5000, 4.5000])
+    """
+    axis = _integration_axis("cumulative_trapezoid", y, x, dx, dim)
+    if x is not None:
+        return cumsum(_spacings("cumulative_trapezoid", y, x, axis) * _pair_sums(y, axis) / 2, axis)
+    return cumsum(_pair_sums(y, axis) * ((1 if dx is None else dx) / 2), axis)
 
 __all__ = public_names(globals())

@@ -4,6 +4,7 @@ declared once with its gradient (which only moves gradients back into place, so 
 import builtins
 import itertools
 import math
+import operator
 import warnings
 
 import numpy
@@ -467,14 +468,17 @@ def _vstack_gradients(grad, tensors):
     return [piece.reshape(t.shape) for piece, t in zip(pieces, tensors)]
 
 
-@_shape_op(method=False, gradients={"tensors": _vstack_gradients})
+@_shape_op(method=False, aliases=("row_stack",), gradients={"tensors": _vstack_gradients})
 def vstack(tensors):
-    """Concatenate along dim 0, promoting 1-D tensors to rows.
+    """Concatenate along dim 0, promoting 1-D tensors to rows (alias ``row_stack``).
 
         >>> agnostic.vstack([agnostic.tensor([1, 2]), agnostic.tensor([3, 4])]).shape
         agnostic.Size([2, 2])
     """
     return cat([t.reshape(1, -1) if t._data.ndim == 1 else t for t in tensors], 0)
+
+
+row_stack = vstack
 
 
 @_shape_op(is_view=True, gradients={"tensor": lambda grads, tensor, dim: cat(list(grads), dim % tensor.ndim)})
@@ -1243,6 +1247,112 @@ def vander(x, N=None, increasing=False):
         columns.reverse()
     return stack(columns, 1)
 
+
+
+# ----- select, column/depth stacking, diagflat, unravel_index ---------------------------------------------------
+def _selection(input, dim, index):
+    """The index tuple that picks ``index`` along ``dim``, PyTorch's errors for bad ones (``...`` at the end, so
+    that NumPy gives a 0-dim view rather than a scalar)."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    axis = _normalize_dim(dim, input.ndim)
+    size = input.shape[axis]
+    index = operator.index(index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {dim}")
+    return (slice(None),) * axis + (index % size, Ellipsis)
+
+
+def _selected_back(grad, input, dim, index):
+    gradient = zeros_like(input, dtype=grad.dtype)
+    gradient[_selection(input, dim, index)] = grad
+    return gradient
+
+
+@_shape_op(is_view=True, gradients={"input": _selected_back})
+def select(input, dim, index):
+    """A view of ``input`` at ``index`` along ``dim``, which is removed (``x.select(1, i)`` is ``x[:, i]``); a
+    negative ``index`` counts from the end.
+
+        >>> agnostic.tensor([[1, 2, 3], [4, 5, 6]]).select(1, -1)
+        tensor([3, 6])
+    """
+    return wrap(input._data[_selection(input, dim, index)], input._device)
+
+
+def _nonempty(name, tensors):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+@composite(method=False)
+def column_stack(tensors):
+    """Join ``tensors`` as columns: 0-dim and 1-D tensors become columns ``(n, 1)``, the others are joined along
+    dim 1 (``torch.column_stack``).
+
+        >>> agnostic.column_stack([agnostic.tensor([1, 2]), agnostic.tensor([3, 4])])
+        tensor([[1, 3],
+                [2, 4]])
+    """
+    tensors = _nonempty("column_stack", tensors)
+    return cat([t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in tensors], 1)
+
+
+@composite(method=False)
+def dstack(tensors):
+    """Join ``tensors`` along the third dimension, after :func:`atleast_3d` (``torch.dstack``).
+
+        >>> agnostic.dstack([agnostic.tensor([1, 2]), agnostic.tensor([3, 4])])
+        tensor([[[1, 3],
+                 [2, 4]]])
+    """
+    return cat([atleast_3d(t) for t in _nonempty("dstack", tensors)], 2)
+
+
+@composite()
+def diagflat(input, offset=0):
+    """A square matrix with the flattened ``input`` on its ``offset`` diagonal (``torch.diagflat``).
+
+        >>> agnostic.diagflat(agnostic.tensor([[1, 2], [3, 4]])).diagonal()
+        tensor([1, 2, 3, 4])
+    """
+    return diag(input.reshape(-1), offset)
+
+
+@composite(method=False)
+def unravel_index(indices, shape):
+    """The coordinates, one int64 tensor per dimension of ``shape``, of the flat ``indices`` of a row-major tensor
+    of that shape (``torch.unravel_index``); indices out of range wrap around, as in PyTorch.
+
+        >>> agnostic.unravel_index(agnostic.tensor([4, 1]), (3, 2))
+        (tensor([2, 0]), tensor([0, 1]))
+    """
+    if not isinstance(indices, TensorBase):
+        raise TypeError(f"unravel_index(): argument 'indices' must be a Tensor, not {type(indices).__name__}")
+    if indices.dtype.category != 1:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    elif not isinstance(shape, (tuple, list, Size)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    for size in shape:
+        if not isinstance(size, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(size)}")
+    shape = tuple(shape)
+    if any(size < 0 for size in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    if 0 in shape and indices.numel():
+        raise ValueError(f"'shape' cannot have zero dimensions when 'indices' is non-empty, but got {shape}")
+    device = indices.device
+    if indices.numel() == 0:  # a zero in ``shape`` is allowed then, and would make a zero divisor
+        return tuple(zeros(tuple(indices.shape), dtype=_dtypes.int64, device=device) for _ in shape)
+    strides = list(itertools.accumulate(reversed(shape[1:] + (1,)), lambda a, b: a * b))[::-1]
+    strides = make_tensor(strides, dtype=_dtypes.int64, device=device)
+    sizes = make_tensor(shape, dtype=_dtypes.int64, device=device)
+    return (indices.unsqueeze(-1).floor_divide(strides) % sizes).unbind(-1)
 
 
 # ----- in-place forms ---------------------------------------------------------------------------------------------

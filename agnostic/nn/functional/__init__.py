@@ -10,16 +10,18 @@ from ._conv import *  # noqa: F401,F403
 from ._dropout import *  # noqa: F401,F403
 from ._linear import *  # noqa: F401,F403
 from ._loss import *  # noqa: F401,F403
+from ._lp_pooling import *  # noqa: F401,F403
 from ._normalization import *  # noqa: F401,F403
 from ._padding import *  # noqa: F401,F403
 from ._pooling import *  # noqa: F401,F403
 from ._sparse import *  # noqa: F401,F403
+from ._unpooling import *  # noqa: F401,F403
 from ._upsampling import *  # noqa: F401,F403
-from . import _activation, _attention, _conv, _dropout, _linear, _loss, _normalization, _padding, _pooling, \
-    _sparse, _upsampling
+from . import _activation, _attention, _conv, _dropout, _linear, _loss, _lp_pooling, _normalization, _padding, \
+    _pooling, _sparse, _unpooling, _upsampling
 
-__all__ = sorted(name for part in (_activation, _attention, _conv, _dropout, _linear, _loss, _normalization,
-                                   _padding, _pooling, _sparse, _upsampling)
+__all__ = sorted(name for part in (_activation, _attention, _conv, _dropout, _linear, _loss, _lp_pooling,
+                                   _normalization, _padding, _pooling, _sparse, _unpooling, _upsampling)
                  for name in part.__all__)
 
 

@@ -1,5 +1,6 @@
 """dropout and its channel-wise forms (dropout1d/2d/3d): zero elements, or whole channels, with probability p and
-scale the rest by 1/(1-p), using agnostic's RNG."""
+scale the rest by 1/(1-p), using agnostic's RNG; alpha_dropout and feature_alpha_dropout, SELU's dropout that keeps
+the mean and variance."""
 
 import warnings
 
@@ -97,4 +98,57 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout("dropout3d", 3, input, p, training, inplace)
 
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
+# SELU's negative saturation value, -scale * alpha: where alpha dropout sends the dropped elements before rescaling
+_SELU_SATURATION = 1.7580993408473766
+
+
+def _alpha_dropped(input, p, training, inplace, mask_shape):
+    """``input * a * mask + b``: dropped elements become SELU's saturation value, and the affine map ``a``, ``b``
+    brings the mean and variance of a unit normal input back to 0 and 1 (PyTorch's formula)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        zero = agnostic.zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else agnostic.mul(input, zero)
+    keep = agnostic.bernoulli(agnostic.empty(mask_shape, dtype=input.dtype, device=input.device), 1.0 - p)
+    scale = 1.0 / ((_SELU_SATURATION ** 2 * p + 1) * (1 - p)) ** 0.5
+    shift = (keep - 1) * (_SELU_SATURATION * scale) + _SELU_SATURATION * scale * p
+    keep = keep * scale
+    return input.mul_(keep).add_(shift) if inplace else agnostic.mul(input, keep) + shift
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Alpha dropout for self-normalizing (SELU) networks, as ``torch.nn.functional.alpha_dropout``: in training
+    each element is set with probability ``p`` to SELU's saturation value, then all are scaled and shifted so that
+    a zero-mean, unit-variance input keeps its mean and variance. Note ``training`` defaults to False, as PyTorch's.
+
+        >>> import agnostic.nn.functional as F
+        >>> _ = agnostic.manual_seed(0)
+        >>> F.alpha_dropout(agnostic.zeros(4), p=0.5, training=True)
+        tensor([ 0.7792,  0.7792, -0.7792,  0.7792])
+        >>> F.alpha_dropout(agnostic.zeros(4), p=0.5)
+        tensor([0., 0., 0., 0.])
+    """
+    return _alpha_dropped(input, p, training, inplace, input.shape)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Alpha dropout of whole channels: one draw per ``(N, C)`` entry of an input of at least 2 dimensions, as
+    ``torch.nn.functional.feature_alpha_dropout`` (``training`` defaults to False).
+
+        >>> import agnostic.nn.functional as F
+        >>> _ = agnostic.manual_seed(0)
+        >>> F.feature_alpha_dropout(agnostic.zeros(1, 3, 2), p=0.5, training=True)
+        tensor([[[ 0.7792,  0.7792],
+                 [ 0.7792,  0.7792],
+                 [-0.7792, -0.7792]]])
+    """
+    if training and 0.0 < p <= 1.0 and input.numel() and input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    mask_shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    return _alpha_dropped(input, p, training, inplace, mask_shape)
+
+
+__all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]

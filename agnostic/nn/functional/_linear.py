@@ -1,6 +1,7 @@
 """linear: ``y = x W^T + b``, one recorded operation (as PyTorch's addmm) rather than three. For float32/float64
 tensors on one device the forward and (unrecorded) backward work on the backend arrays directly: a training step
-runs a dozen of these, and each agnostic op they would otherwise call checks and wraps again what is known here."""
+runs a dozen of these, and each agnostic op they would otherwise call checks and wraps again what is known here.
+bilinear: ``y = x1^T A x2 + b``, composed of differentiable agnostic ops."""
 
 import numpy
 
@@ -89,4 +90,42 @@ def linear(input, weight, bias=None):
     return _Linear.apply(input, weight, bias)
 
 
-__all__ = ["linear"]
+def bilinear(input1, input2, weight, bias=None):
+    """``y_k = input1^T weight[k] input2 + bias[k]`` over the last dimensions of ``input1`` (``in1``) and ``input2``
+    (``in2``), with the same leading dimensions; ``weight`` is ``(out, in1, in2)``, as
+    ``torch.nn.functional.bilinear``.
+
+        >>> import agnostic.nn.functional as F
+        >>> weight = agnostic.tensor([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 2.0], [0.0, 0.0]]])
+        >>> x1, x2 = agnostic.tensor([[1.0, 2.0]]), agnostic.tensor([[3.0, 4.0]])
+        >>> F.bilinear(x1, x2, weight, agnostic.tensor([0.5, 0.0]))
+        tensor([[11.5000,  8.0000]])
+    """
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for dim in range(input1.dim() - 1):
+        if input1.shape[dim] != input2.shape[dim]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {dim}: got "
+                               f"{input1.shape[dim]} and {input2.shape[dim]}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-dimensional (out_features, in1_features, in2_features), "
+                           f"got {weight.dim()} dimensions")
+    out_features, in1_features, in2_features = weight.shape
+    if input1.shape[-1] != in1_features:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {in1_features}")
+    if input2.shape[-1] != in2_features:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {in2_features}")
+    if bias is not None and tuple(bias.shape) != (out_features,):
+        got = bias.shape[-1] if bias.dim() else 0
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {got} but expected "
+                           f"{out_features}")
+    # one matmul: input1 (*, in1) times weight seen as (in1, out * in2), then the in2 sum against input2
+    stacked = weight.permute(1, 0, 2).reshape(in1_features, out_features * in2_features)
+    left = agnostic.matmul(input1, stacked).reshape(*input1.shape[:-1], out_features, in2_features)
+    output = (left * input2.unsqueeze(-2)).sum(-1)
+    return output if bias is None else output + bias
+
+
+__all__ = ["bilinear", "linear"]

@@ -1,4 +1,4 @@
-"""batch_norm and instance_norm (with running statistics), layer_norm, group_norm and local_response_norm."""
+"""batch_norm and instance_norm (with running statistics), layer_norm, rms_norm, group_norm and local_response_norm."""
 
 import math
 
@@ -222,4 +222,33 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     return agnostic.div(input, div)
 
 
-__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm"]
+_HALF_DTYPES = (agnostic.float16, agnostic.bfloat16)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Divide by the root mean square over the trailing ``normalized_shape`` dimensions (plus ``eps``, by default
+    the machine epsilon of the computing dtype), then scale by ``weight``; float16/bfloat16 are computed in float32
+    and returned in their own dtype, as ``torch.nn.functional.rms_norm``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.rms_norm(agnostic.tensor([[1.0, 2.0, 3.0]]), normalized_shape=(3,))
+        tensor([[0.4629, 0.9258, 1.3887]])
+    """
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    count = len(normalized_shape)
+    if count == 0 or input.dim() < count or tuple(input.shape[input.dim() - count:]) != normalized_shape:
+        expected = ", ".join(str(s) for s in normalized_shape)
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {expected}], but got input of size{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(normalized_shape)}")
+    computed = input.float() if input.dtype in _HALF_DTYPES else input
+    if eps is None:
+        eps = agnostic.finfo(computed.dtype).eps
+    dims = tuple(range(input.dim() - count, input.dim()))
+    output = (computed * agnostic.rsqrt(computed.pow(2).mean(dims, keepdim=True) + eps)).to(input.dtype)
+    return output if weight is None else (output * weight).to(input.dtype)
+
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm", "rms_norm"]

@@ -35,7 +35,9 @@ def _source_positions(size, before, after, mode):
     if mode == "replicate":
         return numpy.clip(positions, 0, size - 1)
     if mode == "circular":
-        return positions % size
+        # PyTorch crops a negative side first, then wraps around what is left
+        start, kept = max(-before, 0), size - max(-before, 0) - max(-after, 0)
+        return start + numpy.arange(-max(before, 0), kept + max(after, 0)) % kept
     period = 2 * (size - 1)  # reflect: mirror about the edge elements, without repeating them
     folded = numpy.abs(positions) % period if period else numpy.zeros_like(positions)
     return numpy.where(folded >= size, period - folded, folded)
