@@ -17,7 +17,7 @@ from ._dtypes import (
 )
 from ._legacy_types import cpu_types as _cpu_types
 from ._size import Size
-from ._layout import layout, strided
+from ._layout import channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided
 from . import _coverage, _fork_guard
 from ._backends import host_memory as _host_memory
 from .ops.creation import (
@@ -44,12 +44,18 @@ from .ops.dtype_queries import (
     is_tensor, numel, result_type,
 )
 from .ops.windows import *  # noqa: F401,F403
+from .ops.numerical import *  # noqa: F401,F403
+from .ops.spectral import *  # noqa: F401,F403
+from .ops.strided import *  # noqa: F401,F403
 from . import autograd, cuda
 from . import accelerator
 from . import amp, fft, linalg, special
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .cuda import amp as _cuda_amp  # noqa: F401  (agnostic.cuda.amp)
 from . import nn, optim, utils
+from . import func
+from .func import vmap
+from ._torch_level import *  # noqa: F401,F403
 from . import backends, distributed
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .serialization import load, save
@@ -61,6 +67,7 @@ from ._determinism import (
 )
 from ._streams import Event, Stream, current_stream, stream
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 
 half, float, double = float16, float32, float64
 # PyTorch's constants: torch.pi, torch.e, torch.inf, torch.nan, and torch.newaxis (None, for indexing).

@@ -15,16 +15,16 @@ MIRRORS = {
     "torch.nn.utils": "agnostic.nn.utils", "torch.linalg": "agnostic.linalg", "torch.fft": "agnostic.fft",
     "torch.special": "agnostic.special", "torch.optim": "agnostic.optim",
     "torch.optim.lr_scheduler": "agnostic.optim.lr_scheduler", "torch.autograd": "agnostic.autograd",
-    "torch.cuda": "agnostic.cuda", "torch.utils.data": "agnostic.utils.data",
+    "torch.cuda": "agnostic.cuda", "torch.utils.data": "agnostic.utils.data", "torch.func": "agnostic.func",
 }
 # PyTorch subsystems agnostic does not have, named in the error a user gets for them.
 FEATURES = {
     "jit": "TorchScript (torch.jit)", "script": "TorchScript (torch.jit)", "fx": "FX graph tracing (torch.fx)",
     "onnx": "ONNX export (torch.onnx)", "export": "graph export (torch.export)", "sparse": "sparse tensors",
     "sparse_coo_tensor": "sparse tensors", "sparse_csr_tensor": "sparse tensors", "quantization": "quantization",
-    "ao": "quantization (torch.ao)", "quantize_per_tensor": "quantization", "func": "function transforms (torch.func)",
-    "vmap": "function transforms (torch.func)", "nested": "nested tensors", "masked": "masked tensors",
-    "mps": "Apple GPUs (MPS)", "xpu": "Intel GPUs (XPU)", "mtia": "MTIA accelerators", "hub": "model downloads (torch.hub)",
+    "ao": "quantization (torch.ao)", "quantize_per_tensor": "quantization", "nested": "nested tensors",
+    "masked": "masked tensors", "mps": "Apple GPUs (MPS)", "xpu": "Intel GPUs (XPU)", "mtia": "MTIA accelerators",
+    "hub": "model downloads (torch.hub)",
     "package": "torch.package", "profiler": "the PyTorch profiler (agnostic.cuda.nvtx marks ranges for NVIDIA's)",
     "distributed": "distributed training (torch.distributed)", "compile": "torch.compile",
     "backends": "backend flags (torch.backends)",

@@ -339,4 +339,8 @@ NAMES = {
         "guaranteed_datapipes_determinism", "non_deterministic", "random_split", "runtime_validation",
         "runtime_validation_disabled",
     ),
+    "torch.func": (
+        "debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev",
+        "jvp", "linearize", "rearrange", "replace_all_batch_norm_modules_", "stack_module_state", "vjp", "vmap",
+    ),
 }

@@ -9,7 +9,7 @@ results. The classes users hold, ``agnostic.Tensor`` and ``GradTensor``, add the
 
 import numpy
 
-from . import _backend, _dtypes
+from . import _backend, _dtypes, _layout
 from ._backends import cuda as _cuda_backend
 from ._device import CPU, as_device
 from ._size import Size
@@ -217,14 +217,23 @@ class TensorBase:
         strides = tuple(s // itemsize for s in self._data.strides)
         return strides if dim is None else strides[_normalize_dim(dim, self._data.ndim, allow_scalar=False)]
 
-    def is_contiguous(self):
-        """True when the elements are laid out in row-major order without gaps.
+    def is_contiguous(self, memory_format=_layout.contiguous_format):
+        """True when the elements are laid out without gaps in the order of ``memory_format``: row-major for
+        ``agnostic.contiguous_format`` (the default), NHWC for ``agnostic.channels_last`` (4-D tensors only) and NDHWC
+        for ``agnostic.channels_last_3d`` (5-D only); the strides of size-1 dimensions don't count, as in PyTorch.
 
             >>> x = agnostic.zeros(2, 3)
             >>> x.is_contiguous(), x.t().is_contiguous()
             (True, False)
+            >>> y = agnostic.zeros(1, 3, 4, 4).to(memory_format=agnostic.channels_last)
+            >>> y.is_contiguous(), y.is_contiguous(memory_format=agnostic.channels_last)
+            (False, True)
         """
-        return self._data.flags.c_contiguous
+        if memory_format is _layout.contiguous_format or memory_format is _layout.preserve_format:
+            return self._data.flags.c_contiguous
+        memory_format = _layout.check_memory_format(memory_format)
+        array = self._data
+        return _layout.is_contiguous_as(memory_format, array.shape, _layout.element_strides(array))
 
     def data_ptr(self):
         """The address of the first element (in device memory for CUDA tensors).
@@ -482,13 +491,17 @@ class TensorBase:
     @_declared(**CONVERSION)
     def to(self, *args, **kwargs):
         """Move and/or cast: ``to(device)``, ``to(dtype)``, ``to(other)``, ``to(device, dtype, non_blocking=False,
-        copy=False)``. Returns ``self`` when nothing changes (and ``copy`` is false), a new tensor otherwise.
+        copy=False, memory_format=agnostic.preserve_format)``. Returns ``self`` when nothing changes (and ``copy`` is
+        false; for a memory format, when the strides already suggest it), a new tensor otherwise, whose strides are
+        ``self``'s by default (see ``clone``) or those of ``memory_format``.
 
             >>> agnostic.tensor([1.5, -2.5]).to(agnostic.int64)
             tensor([ 1, -2])
+            >>> agnostic.zeros(2, 3, 4, 5).to(memory_format=agnostic.channels_last).stride()
+            (60, 1, 15, 3)
         """
-        device, dtype, non_blocking, copy = _parse_to_arguments(args, kwargs)
-        return self._converted(device, dtype, copy, non_blocking)
+        device, dtype, non_blocking, copy, memory_format = parse_to_arguments(args, kwargs)
+        return self._converted_as(device, dtype, copy, non_blocking, memory_format)
 
     @_declared(**CONVERSION)
     def cuda(self, device=None, non_blocking=False):
@@ -500,7 +513,7 @@ class TensorBase:
         target = as_device("cuda" if device is None else device)
         if target.backend.host:
             raise ValueError(f"cuda(): expected a CUDA device, got {target}; use .to({str(target)!r}) instead")
-        return self._converted(target, None, False, non_blocking)
+        return self._converted_as(target, None, False, non_blocking)
 
     @_declared(**CONVERSION)
     def cpu(self):
@@ -509,7 +522,26 @@ class TensorBase:
             >>> agnostic.ones(2).cpu().is_cpu
             True
         """
-        return self._converted(CPU, None, False, False)
+        return self._converted_as(CPU, None, False, False)
+
+    def _converted_as(self, device, dtype, copy, non_blocking, memory_format=_layout.preserve_format):
+        """``_converted`` (the move and cast) with PyTorch's layout rules for ``to``: the result has the strides
+        ``memory_format`` gives (``preserve_format``: this tensor's, see ``clone``), and ``self`` is returned when
+        nothing changes."""
+        made = self._converted(device, dtype, copy, non_blocking)
+        if memory_format is _layout.preserve_format:
+            if made is self or "_copy_done" in made.__dict__:  # an in-flight host copy: reading it would wait
+                return made
+            array, result = self._data, made._data
+            if result.strides == array.strides or (array.flags.c_contiguous and result.flags.c_contiguous
+                                                   and 1 not in array.shape):
+                return made
+            target = _layout.preserved_strides(array.shape, _layout.element_strides(array))
+        elif made is self and _layout.suggest_memory_format(self._data.shape, self.stride()) is memory_format:
+            return self  # PyTorch's rule: nothing to change when the strides already suggest that format
+        else:
+            target = _layout.format_strides(memory_format, self._data.shape)
+        return made._laid_out(target, copy_always=made is self)
 
     def pin_memory(self):
         """A copy of this CPU tensor in page-locked memory (``self`` if already pinned), for fast and
@@ -607,14 +639,39 @@ class TensorBase:
         return self
 
     @_declared(shape_only=True, gradients=PASSES_THROUGH)
-    def clone(self, *, memory_format=None):
-        """A copy with its own memory, on the same device.
+    def clone(self, *, memory_format=_layout.preserve_format):
+        """A copy with its own memory, on the same device, in ``memory_format``: by default
+        (``agnostic.preserve_format``) with the same strides when they are dense, else dense strides in the same
+        order, as PyTorch's.
 
             >>> agnostic.tensor([1, 2]).clone()
             tensor([1, 2])
+            >>> agnostic.zeros(2, 3).t().clone().stride()
+            (1, 3)
+            >>> agnostic.zeros(1, 2, 2, 3).clone(memory_format=agnostic.channels_last).stride()
+            (12, 1, 6, 2)
         """
-        with self._device.backend.activate():
-            return wrap(self._data.copy(), self._device)
+        array = self._data
+        if memory_format is _layout.preserve_format and array.flags.c_contiguous and array.size \
+                and 1 not in array.shape:  # row-major strides, with none of size 1 to keep: the common case, fast
+            with self._device.backend.activate():
+                return wrap(array.copy(), self._device)
+        memory_format = _layout.check_memory_format(memory_format)
+        if memory_format is _layout.preserve_format:
+            target = _layout.preserved_strides(array.shape, _layout.element_strides(array))
+        else:
+            target = _layout.format_strides(memory_format, array.shape)
+        return self._laid_out(target, copy_always=True)
+
+    def _laid_out(self, strides, copy_always):
+        """This tensor's values with ``strides`` (dense, in elements): ``self`` where it has them already and
+        ``copy_always`` is false, else a copy in new memory."""
+        array = self._data
+        if not copy_always and _layout.element_strides(array) == tuple(strides):
+            return self
+        backend = self._device.backend
+        with backend.activate():
+            return wrap(_layout.copy_with_strides(backend, array, strides), self._device)
 
     def detach(self):
         """A tensor sharing this one's memory, cut from autograd history.
@@ -627,17 +684,24 @@ class TensorBase:
         return wrap(self._data, self._device)
 
     @_declared(shape_only=True, gradients=PASSES_THROUGH)
-    def contiguous(self, memory_format=None):
-        """``self`` if already contiguous, else a contiguous copy.
+    def contiguous(self, memory_format=_layout.contiguous_format):
+        """``self`` if already contiguous in ``memory_format`` (see ``is_contiguous``), else a copy that is:
+        row-major by default, NHWC-ordered strides for ``agnostic.channels_last``.
 
             >>> agnostic.ones(2, 3).t().contiguous().is_contiguous()
             True
+            >>> agnostic.ones(1, 2, 2, 3).contiguous(memory_format=agnostic.channels_last).stride()
+            (12, 1, 6, 2)
         """
-        if self._data.flags.c_contiguous:
+        if memory_format is _layout.contiguous_format and self._data.flags.c_contiguous:
             return self
-        xp = self._device.backend.xp
-        with self._device.backend.activate():
-            return wrap(xp.ascontiguousarray(self._data), self._device)
+        memory_format = _layout.check_memory_format(memory_format)
+        if self.is_contiguous(memory_format):
+            return self
+        if memory_format is _layout.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator; call "
+                               "contiguous() for row-major order or clone() to keep the layout")
+        return self._laid_out(_layout.format_strides(memory_format, self._data.shape), copy_always=True)
 
     # Legacy casts: x.float(), x.long(), ...
     def float(self):
@@ -808,11 +872,19 @@ def _check_broadcast_into(tensor, shape, op_name):
 
 
 def _parse_to_arguments(args, kwargs):
+    """``to()``'s arguments as ``(device, dtype, non_blocking, copy)``; ``parse_to_arguments`` adds the memory
+    format."""
+    return parse_to_arguments(args, kwargs)[:4]
+
+
+def parse_to_arguments(args, kwargs):
+    """``to()``'s arguments, positional or by keyword, as ``(device, dtype, non_blocking, copy, memory_format)``
+    (``memory_format`` is ``agnostic.preserve_format`` unless given): what ``Tensor.to`` and ``Module.to`` read."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("memory_format", None)
+    memory_format = _layout.check_memory_format(kwargs.pop("memory_format", None))
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     positional = list(args)
@@ -836,7 +908,7 @@ def _parse_to_arguments(args, kwargs):
             f"to() received an invalid combination of arguments {args!r}; valid: to(device), to(dtype), to(other), "
             "to(device, dtype, non_blocking=False, copy=False)"
         )
-    return (None if device is None else as_device(device)), _dtypes.as_dtype(dtype), non_blocking, copy
+    return (None if device is None else as_device(device)), _dtypes.as_dtype(dtype), non_blocking, copy, memory_format
 
 
 def _looks_like_dtype(value):

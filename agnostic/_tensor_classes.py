@@ -17,7 +17,8 @@ from .autograd import functions as _autograd_functions
 from .autograd.tracking import set_requires_grad
 from .cuda.memory import record_stream as _record_stream
 from .ops import (  # noqa: F401  (declarations)
-    complex, creation, elementwise, indexing, linalg, random, reduction, shape, sorting, statistics,
+    complex, creation, elementwise, indexing, linalg, numerical, random, reduction, shape, sorting, spectral, statistics,
+    strided,
 )
 from .ops._registry import declared_methods, tensor_method
 

@@ -1080,10 +1080,373 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     return solve(_mH(U), solve(_mH(L), B.matmul(P), left=False), left=False)  # X = B P L^-H U^-H
 
 
+# ----- triangular solves, conditioning, Householder products, tensor solves -------------------------------------
+solve_ex_result = _products.return_type("linalg_solve_ex", ["result", "info"])
+ldl_factor_ex_result = _products.return_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+ldl_factor_result = _products.return_type("linalg_ldl_factor", ["LD", "pivots"])
+
+
+def _triangle(A, upper, unitriangular):
+    """The part of ``A`` that a triangular solve reads: its ``upper`` (or lower) triangle, less the diagonal when
+    ``unitriangular``."""
+    offset = (1 if upper else -1) if unitriangular else 0
+    return A.triu(offset) if upper else A.tril(offset)
+
+
+def _solve_triangular_gradient_A(grad, A, upper, left, unitriangular, result):
+    gB = solve_triangular(_mH(A), grad, upper=not upper, left=left, unitriangular=unitriangular)
+    gA = -gB.matmul(_mH(result)) if left else -_mH(result).matmul(gB)
+    return _triangle(gA, upper, unitriangular)
+
+
+def _solve_triangular_gradient_B(grad, A, upper, left, unitriangular):
+    return solve_triangular(_mH(A), grad, upper=not upper, left=left, unitriangular=unitriangular)
+
+
+@composite(namespace="agnostic.linalg", method=False,
+           gradients={"A": _solve_triangular_gradient_A, "B": _solve_triangular_gradient_B})
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """The solution ``X`` of ``A @ X = B`` (``X @ A = B`` with ``left=False``) for triangular ``A`` (only its
+    ``upper`` or lower triangle is read; its diagonal taken as ones with ``unitriangular``), as
+    ``torch.linalg.solve_triangular``: batches broadcast; a zero on the diagonal gives inf/NaN, not an error.
+
+        >>> A = agnostic.tensor([[2.0, 1.0], [0.0, 4.0]])
+        >>> agnostic.linalg.solve_triangular(A, agnostic.tensor([[3.0], [4.0]]), upper=True)
+        tensor([[1.],
+                [1.]])
+    """
+    _check_matrix("solve_triangular", A)
+    _check_floating("solve_triangular", B, "B")
+    check_same_device(A, B)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions; make a "
+                           "vector a column with B.unsqueeze(-1)")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, but found A of type "
+                           f"{_torch_name(A.dtype)} and B of type {_torch_name(B.dtype)} instead")
+    if (B.shape[-2] if left else B.shape[-1]) != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({_products._shape_text(A.shape[-2:])} and "
+                           f"{_products._shape_text(B.shape[-2:])})")
+    try:
+        batch = numpy.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(f"linalg.solve_triangular: batch dimensions {tuple(A.shape[:-2])} and "
+                           f"{tuple(B.shape[:-2])} don't broadcast") from None
+    a, b, lower = A._data, B._data, not upper
+    if not left:  # X A = B  <=>  A^T X^T = B^T, and A^T's triangle is the other one
+        a, b, lower = a.swapaxes(-1, -2), b.swapaxes(-1, -2), upper
+    backend = A._device.backend
+    xp = backend.xp
+    n, k = a.shape[-1], b.shape[-1]
+    with backend.activate():
+        if n == 0 or k == 0 or math.prod(batch) == 0:
+            out = xp.zeros(batch + (n, k), a.dtype)
+        else:
+            a = xp.ascontiguousarray(xp.broadcast_to(a, batch + (n, n))).reshape((-1, n, n))
+            b = xp.ascontiguousarray(xp.broadcast_to(b, batch + (n, k))).reshape((-1, n, k))
+            with numpy.errstate(all="ignore"):
+                out = backend.ops.solve_triangular(a, b, lower, unitriangular).reshape(batch + (n, k))
+    if not left:
+        out = out.swapaxes(-1, -2)
+    return _result(out, A.dtype, A._device)
+
+
+_INVERSE_NORMS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def cond(A, p=None):
+    """The condition number of each matrix of ``A`` in the norm ``p``, as ``torch.linalg.cond``: the ratio of the
+    largest to the smallest singular value for ``p`` None, 2 or -2 (its inverse for -2; any m x n matrix), else
+    ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` of square matrices ("fro", "nuc", inf, -inf, 1, -1), inf where
+    ``A`` is singular. The result is real.
+
+        >>> agnostic.linalg.cond(agnostic.tensor([[1.0, 0.0], [0.0, 4.0]]))
+        tensor(4.)
+    """
+    _check_floating("cond", A, "A")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
+    if p in (None, 2, -2):
+        values = svdvals(A)
+        if values.shape[-1] == 0:
+            return zeros(values.shape[:-1], dtype=values.dtype, device=values.device)
+        largest, smallest = values[..., 0], values[..., -1]
+        return smallest / largest if p == -2 else largest / smallest
+    if p not in _INVERSE_NORMS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p!r}; use None, 'fro', 'nuc', inf, -inf, 1, -1, "
+                           "2 or -2")
+    _check_matrix(f"cond(ord={p})", A)
+    if A.shape[-1] == 0:
+        return zeros(A.shape[:-2], dtype=A.dtype.to_real(), device=A.device)
+    inverse, info = inv_ex(A)
+    singular = info != 0
+    result = matrix_norm(A, p) * matrix_norm(where(singular.unsqueeze(-1).unsqueeze(-1), 0.0, inverse), p)
+    return where(singular, math.inf, result)
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def householder_product(A, tau):
+    """The first ``n`` columns of the product ``H_1 H_2 ... H_k`` of Householder reflectors ``H_i = I - tau_i v_i
+    v_i^H`` (``v_i``: column i of ``A`` below the diagonal, with a 1 on it), as ``torch.linalg.householder_product``
+    (LAPACK's orgqr: the Q of a QR factorization from its packed form); ``A`` is m x n with m >= n >= k, ``tau``
+    has ``A``'s batch and k elements. Differentiable in both.
+
+        >>> A = agnostic.tensor([[1.0], [1.0]])
+        >>> agnostic.linalg.householder_product(A, agnostic.tensor([1.0]))
+        tensor([[ 0.],
+                [-1.]])
+    """
+    name = "torch.linalg.householder_product"
+    _check_floating("householder_product", A, "input")
+    _check_floating("householder_product", tau, "tau")
+    check_same_device(A, tau)
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {A.ndim}")
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if n < k:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tuple(A.shape[:-2]) != tuple(tau.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{tuple(tau.shape[:-1])}")
+    if A.dtype is not tau.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_torch_name(tau.dtype)} does not match input dtype "
+                           f"{_torch_name(A.dtype)}")
+    reflectors = A.tril(-1) + eye(m, n, dtype=A.dtype, device=A.device)
+    Q = eye(m, n, dtype=A.dtype, device=A.device).expand(*A.shape)
+    # Q = H_1 (H_2 (... (H_k I))): each reflector applied on the left, the last one first.
+    for i in reversed(range(k)):
+        v = reflectors[..., :, i:i + 1]
+        projection = _mH(v).matmul(Q)
+        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v).matmul(projection)
+    return Q
+
+
+def _check_ind(ind):
+    if not isinstance(ind, int) or ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def tensorinv(A, ind=2):
+    """The inverse of ``A`` for ``tensordot`` over its first ``ind`` dims, as ``torch.linalg.tensorinv``: ``A``
+    reshaped to a square matrix (the product of its first ``ind`` sizes by that of the rest) and inverted; the result
+    has shape ``A.shape[ind:] + A.shape[:ind]``.
+
+        >>> agnostic.linalg.tensorinv(agnostic.eye(4).reshape(4, 2, 2), ind=1).shape
+        agnostic.Size([2, 2, 4])
+    """
+    _check_ind(ind)
+    rows, columns = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != columns:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {columns} != {rows}")
+    return inv(A.reshape(rows, columns)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def tensorsolve(A, B, dims=None):
+    """The ``X`` with ``tensordot(A, X, X.ndim) == B``, as ``torch.linalg.tensorsolve``: ``X`` has shape
+    ``A.shape[B.ndim:]``; ``dims`` names dims of ``A`` moved to its end first.
+
+        >>> agnostic.linalg.tensorsolve(agnostic.eye(6).reshape(2, 3, 6), agnostic.ones(2, 3)).shape
+        agnostic.Size([6])
+    """
+    if dims is not None:
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        A = A.movedim(dims, list(range(A.ndim - len(dims), A.ndim)))
+    solution_shape = tuple(A.shape[B.ndim:])
+    rows, columns = B.numel(), math.prod(solution_shape)
+    if tuple(A.shape[:B.ndim]) != tuple(B.shape) or rows != columns:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {columns} != {rows} (A's first dims must be "
+                           f"B's shape {tuple(B.shape)})")
+    return solve(A.reshape(rows, columns), B.reshape(rows)).reshape(solution_shape)
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def vander(x, N=None):
+    """The Vandermonde matrix of each vector of ``x`` (last dim, n elements): its columns the powers
+    ``x**0, x**1, ..., x**(N-1)`` (N = n by default), shape ``x.shape + (N,)``, as ``torch.linalg.vander``
+    (increasing powers, unlike ``agnostic.vander``); integer, floating or complex input.
+
+        >>> agnostic.linalg.vander(agnostic.tensor([1, 2, 3]))
+        tensor([[1, 1, 1],
+                [1, 2, 4],
+                [1, 3, 9]])
+    """
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"linalg.vander(): argument 'x' must be Tensor, not {type(x).__name__}")
+    if x.dtype is _dtypes.bool:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool; "
+                           "convert it with .int() or .float()")
+    if x.ndim == 0:
+        raise RuntimeError("N must be greater than 1.")
+    if N is None:
+        N = x.shape[-1]
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    repeated = x.unsqueeze(-1).expand(*x.shape, N - 1)
+    ones = repeated.new_ones(tuple(x.shape) + (1,))
+    return cat([ones, repeated], -1).cumprod(-1)
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """``(result, info)``, as ``torch.linalg.solve_ex``: ``result`` is ``linalg.solve``'s (inf/NaN where a matrix
+    is singular), ``info`` (int32, one per matrix of the broadcast batch) 0 where it was solved and positive where
+    ``A`` is singular; raises ``LinAlgError`` for a singular matrix only with ``check_errors``.
+
+        >>> agnostic.linalg.solve_ex(agnostic.tensor([[2.0, 0.0], [0.0, 4.0]]), agnostic.tensor([2.0, 2.0])).info
+        tensor(0, dtype=agnostic.int32)
+    """
+    _check_matrix("solve_ex", A)
+    try:
+        result = solve(A, B, left=left)
+    except LinAlgError as error:
+        if check_errors:
+            raise LinAlgError(str(error).replace("torch.linalg.solve:", "torch.linalg.solve_ex:")) from None
+        result = None
+    batch = tuple(numpy.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2])
+                                         if not _as_columns(A, B, left) else tuple(B.shape[:-1])))
+    if result is not None:
+        return solve_ex_result(result, zeros(batch, dtype=_dtypes.int32, device=A.device))
+    # A singular matrix: solve through the LU factors as LAPACK's gesv does, without stopping at a zero pivot.
+    LU, pivots, info = lu_factor_ex(A)
+    vector = _as_columns(A, B, left)
+    columns = B.unsqueeze(-1) if vector else B
+    if left:
+        P, L, U = _products.lu_unpack(LU, pivots)
+        rows = P.mT.matmul(columns)
+        out = solve_triangular(U, solve_triangular(L, rows, upper=False, unitriangular=True), upper=True)
+    else:  # X A = B: X = B U^-1 L^-1 P^T
+        P, L, U = _products.lu_unpack(LU, pivots)
+        partial = solve_triangular(U, columns, upper=True, left=False)
+        out = solve_triangular(L, partial, upper=False, left=False, unitriangular=True).matmul(P.mT)
+    out = out.squeeze(-1) if vector else out
+    return solve_ex_result(out, info.expand(*batch).contiguous() if info.ndim or batch else info)
+
+
+def _check_ldl_input(name, A):
+    _check_floating(name.split(".")[-1], A, "A")
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """``(LD, pivots, info)`` of the Bunch-Kaufman factorization ``A = P L D L^T P^T`` (``L^H`` with
+    ``hermitian``) of each symmetric matrix of ``A`` (its lower triangle is read), as
+    ``torch.linalg.ldl_factor_ex``: LAPACK's ``sytrf`` (``hetrf``) packed form, ``LD`` lower triangular, with
+    1-based int32 ``pivots`` (negative pairs mark 2 x 2 blocks of D) and ``info`` (int32) 0, or the 1-based index
+    of a zero block of D. Computed on the host's LAPACK (through SciPy) for every device; no gradient.
+
+        >>> agnostic.linalg.ldl_factor_ex(agnostic.tensor([[4.0, 2.0], [2.0, 3.0]])).LD
+        tensor([[4.0000, 0.0000],
+                [0.5000, 2.0000]])
+    """
+    name = "torch.linalg.ldl_factor_ex"
+    _check_ldl_input(name, A)
+    device = A._device
+    data = A.detach()._data
+    n = data.shape[-1]
+    batch = data.shape[:-2]
+    backend = device.backend
+    with backend.activate():
+        if n == 0 or math.prod(batch) == 0:
+            xp = backend.xp
+            factors, pivots, info = xp.zeros(data.shape, data.dtype), xp.zeros(batch + (n,), numpy.int32), \
+                xp.zeros(batch, numpy.int32)
+        else:
+            matrices = backend.xp.ascontiguousarray(data.reshape((-1, n, n)))
+            factors, pivots, info = backend.ops.ldl_factor(matrices, bool(hermitian and A.dtype.is_complex))
+            factors, pivots, info = factors.reshape(data.shape), pivots.reshape(batch + (n,)), info.reshape(batch)
+    result = ldl_factor_ex_result(_result(factors, A.dtype, device), finish(pivots, _dtypes.int32, device),
+                                  finish(info, _dtypes.int32, device))
+    if check_errors:
+        _raise_if_block_singular(name, A, result.info)
+    return result
+
+
+def _raise_if_block_singular(name, A, info):
+    failed = info.reshape(-1).cpu().numpy()
+    if failed.any():
+        index = int(numpy.flatnonzero(failed)[0])
+        position = int(failed[index])
+        raise RuntimeError(f"{name}: {_batch_text(A, index)}The factorization could not be completed because D"
+                           f"[{position},{position}] is exactly zero (the matrix is singular); ldl_solve would "
+                           "divide by zero. Use linalg.ldl_factor_ex without check_errors to factor it anyway")
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def ldl_factor(A, *, hermitian=False):
+    """``(LD, pivots)`` of each symmetric (Hermitian, with ``hermitian``) matrix of ``A``, as
+    ``torch.linalg.ldl_factor`` (see ``ldl_factor_ex``); raises a RuntimeError for a singular matrix.
+
+        >>> agnostic.linalg.ldl_factor(agnostic.tensor([[1.0, 2.0], [2.0, 1.0]])).pivots
+        tensor([-2, -2], dtype=agnostic.int32)
+    """
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    _raise_if_block_singular("torch.linalg.ldl_factor", A, info)
+    return ldl_factor_result(LD, pivots)
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """The solution ``X`` of ``A X = B`` from ``A``'s ``ldl_factor``, as ``torch.linalg.ldl_solve`` (LAPACK's
+    ``sytrs``/``hetrs`` on the host's LAPACK for every device); batches broadcast; no gradient.
+
+        >>> A = agnostic.tensor([[1.0, 2.0], [2.0, 1.0]])
+        >>> agnostic.linalg.ldl_solve(*agnostic.linalg.ldl_factor(A), agnostic.tensor([[3.0], [3.0]]))
+        tensor([[1.],
+                [1.]])
+    """
+    name = "torch.linalg.ldl_solve"
+    _check_ldl_input(name, LD)
+    _check_floating("ldl_solve", B, "B")
+    check_same_device(LD, pivots, B)
+    if pivots.dtype is not _dtypes.int32:
+        raise RuntimeError(f"{name}: Expected pivots to be integers (int32, ldl_factor's). Got {pivots.dtype}")
+    if LD.dtype is not B.dtype:
+        raise RuntimeError(f"{name}: Expected LD and B to have the same dtype, but got LD with dtype "
+                           f"{_torch_name(LD.dtype)} and B with dtype {_torch_name(B.dtype)} instead")
+    if B.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions; make a vector a column "
+                           "with B.unsqueeze(-1)")
+    n = LD.shape[-1]
+    if B.shape[-2] != n or tuple(pivots.shape[-1:]) != (n,):
+        raise RuntimeError(f"{name}: Incompatible shapes of LD, pivots and B ({_products._shape_text(LD.shape)}, "
+                           f"{_products._shape_text(pivots.shape)} and {_products._shape_text(B.shape)})")
+    batch = tuple(numpy.broadcast_shapes(tuple(LD.shape[:-2]), tuple(pivots.shape[:-1]), tuple(B.shape[:-2])))
+    backend = LD._device.backend
+    xp = backend.xp
+    k = B.shape[-1]
+    with backend.activate():
+        if n == 0 or k == 0 or math.prod(batch) == 0:
+            out = xp.zeros(batch + (n, k), B.dtype.numpy_dtype)
+        else:
+            factors = xp.ascontiguousarray(xp.broadcast_to(LD.detach()._data, batch + (n, n))).reshape((-1, n, n))
+            swaps = xp.ascontiguousarray(xp.broadcast_to(pivots._data, batch + (n,))).reshape((-1, n))
+            rhs = xp.ascontiguousarray(xp.broadcast_to(B.detach()._data, batch + (n, k))).reshape((-1, n, k))
+            out = backend.ops.ldl_solve(factors, swaps, rhs, bool(hermitian and LD.dtype.is_complex))
+            out = out.reshape(batch + (n, k))
+    return _result(out, B.dtype, LD._device)
+
+
 # torch's top-level names (agnostic.det, x.inverse()...) call these (see agnostic/ops/linalg.py).
 _products.linalg_functions.update(det=det, slogdet=slogdet, inv=inv, pinv=pinv, matrix_power=matrix_power,
                                   matrix_exp=matrix_exp, solve=solve, svd=svd, svdvals=svdvals,
-                                  lu_factor_ex=lu_factor_ex, lu_solve=lu_solve)
+                                  lu_factor_ex=lu_factor_ex, lu_solve=lu_solve, solve_triangular=solve_triangular,
+                                  cholesky=cholesky, qr=qr)
 
 
 __all__ = public_names(globals()) + ["LinAlgError"]

@@ -6,7 +6,8 @@ Measures, per device:
 
 * per-op cost of small ops on 1,000 float32 elements (``a + b``, ``a * 2.0``, ``a.sum()``, ``a[1:]``,
   ``a.reshape(10, 100)``): wall clock of a loop of N ops divided by N (on CUDA, synchronized once after the loop,
-  as PyTorch's own per-op overhead measurements do), median of several interleaved repeats;
+  as PyTorch's own per-op overhead measurements do), median of several interleaved repeats; raw CuPy runs with
+  its own memory pool, so the difference includes agnostic's allocator (PyTorch's memory statistics);
 * large ops (``a + b`` and ``relu(a)`` on 16M float32 elements, ``a @ b`` on 4096x4096 float32): median time per
   op (on CUDA, a loop of ops between device synchronizations);
 * no hidden copies: ``.to(same device)``, ``from_numpy``, ``as_tensor(backend array)`` and views (``view``,
@@ -80,12 +81,14 @@ class Target:
             self.xp = numpy
             self.raw_name = "NumPy"
             self.sync = _no_sync
+            self.raw_run = _as_is
             self.torch = torch
             self.torch_sync = _no_sync
         else:
             cupy = _import_cupy()
             self.xp = cupy
             self.raw_name = "CuPy"
+            self.raw_run = _with_cupys_own_allocator(cupy)
             device_synchronize = cupy.cuda.Device().synchronize
             self.sync = device_synchronize  # every stream of the device: CuPy's, agnostic's and PyTorch's
             self.torch = torch if torch is not None and _torch_cuda_usable(torch) else None
@@ -108,6 +111,28 @@ class Target:
 
 def _no_sync():
     return None
+
+
+def _as_is(run):
+    return run
+
+
+def _with_cupys_own_allocator(cupy):
+    """``raw_run(run)``: ``run`` with CuPy's default memory pool as CuPy's allocator, as in a program without
+    agnostic. Once agnostic has started CUDA, CuPy allocates through agnostic's allocator (which keeps PyTorch's
+    memory statistics); timing raw CuPy through it would hide that cost from the comparison."""
+    pool_malloc = cupy.get_default_memory_pool().malloc
+
+    def raw_run(run):
+        def with_cupys_pool(operations, *args):
+            previous = cupy.cuda.get_allocator()
+            cupy.cuda.set_allocator(pool_malloc)
+            try:
+                return run(operations, *args)
+            finally:
+                cupy.cuda.set_allocator(previous)
+        return with_cupys_pool
+    return raw_run
 
 
 def _torch_cuda_usable(torch):
@@ -152,7 +177,7 @@ def _compare(target, statement, ours, raw, theirs, operations, repeats):
     (which keep spinning a while after an op) don't slow the others down."""
     run = _loop(statement, ("a", "b"))
     ours_seconds, raw_seconds = _interleaved_medians(
-        [(run, ours, target.sync), (run, raw, target.sync)], operations, repeats)
+        [(run, ours, target.sync), (target.raw_run(run), raw, target.sync)], operations, repeats)
     torch_seconds = None
     if theirs[0] is not None:
         torch_seconds, = _interleaved_medians([(run, theirs, target.torch_sync)], operations, repeats)

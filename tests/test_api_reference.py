@@ -25,12 +25,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PUBLIC_MODULES = [
     "agnostic", "agnostic.autograd", "agnostic.nn", "agnostic.nn.functional", "agnostic.nn.init", "agnostic.optim",
     "agnostic.optim.lr_scheduler", "agnostic.utils.data", "agnostic.cuda", "agnostic.cuda.streams",
+    "agnostic.cuda.graphs",
     "agnostic.cuda.memory", "agnostic.cuda.comm", "agnostic.cuda.nvtx", "agnostic.accelerator",
     "agnostic.multiprocessing", "agnostic.linalg", "agnostic.fft", "agnostic.special", "agnostic.nn.utils",
     "agnostic.nn.utils.rnn", "agnostic.nn.utils.parametrizations", "agnostic.amp", "agnostic.cuda.amp",
     "agnostic.nn.parallel", "agnostic.distributed", "agnostic.serialization", "agnostic.utils.dlpack",
     "agnostic.utils.safetensors", "agnostic.backends", "agnostic.backends.cuda", "agnostic.backends.cudnn",
-    "agnostic.array_api", "agnostic.array_api.linalg", "agnostic.array_api.fft",
+    "agnostic.array_api", "agnostic.array_api.linalg", "agnostic.array_api.fft", "agnostic.optim.swa_utils",
+    "agnostic.nn.utils.parametrize", "agnostic.nn.utils.stateless", "agnostic.autograd.anomaly_mode",
+    "agnostic.func",
 ]
 # Python's plumbing on Tensor, not API: no docstring of their own, and not listed in the reference.
 TENSOR_PLUMBING = {"__dict__", "__doc__", "__module__", "__slots__", "__weakref__", "__init_subclass__",

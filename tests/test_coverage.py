@@ -15,7 +15,7 @@ def test_coverage_page_is_current():
 @pytest.mark.parametrize("module, name, says", [
     (agnostic, "jit", "agnostic does not provide TorchScript (torch.jit)"),
     (agnostic, "sparse_coo_tensor", "agnostic does not provide sparse tensors"),
-    (agnostic, "vmap", "function transforms (torch.func)"),
+    (agnostic, "onnx", "agnostic does not provide ONNX export (torch.onnx)"),
     (agnostic.nn, "FractionalMaxPool2d", "agnostic does not provide torch.nn.FractionalMaxPool2d"),
     (agnostic.optim, "SparseAdam", "agnostic does not provide torch.optim.SparseAdam"),
 ])

@@ -59,6 +59,8 @@ def test_every_declared_kernel_is_complete():
         assert kernel.kind in cuda_kernels.Kernel.KINDS and kernel.source.strip()
         if kernel.kind == "elementwise":
             assert kernel.in_params and kernel.out_params
+        elif kernel.kind == "reduction":
+            assert kernel.in_params and kernel.out_params and {"reduce_expr", "identity"} <= set(kernel.reduction)
         elif kernel.template:
             assert f"__global__ void {kernel.name.split('<')[0]}(" in kernel.source
         else:
@@ -85,6 +87,7 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected |= {("agnostic_lstm_cell_forward", None), ("agnostic_lstm_cell_backward", None)}
     expected |= {(f"agnostic_{op}_{part}rows", d) for op in ("softmax", "layer_norm") for part in ("", "backward_")
                  for d in floats}
+    expected |= {("agnostic_capturable_matmul", None), ("agnostic_capturable_matmul_half", None)}
     assert declared == expected
 
 
@@ -133,7 +136,7 @@ def test_every_declared_kernel_compiles_on_each_cuda_device(cuda_device):
     with cupy.cuda.Device(cuda_device.index):
         for name, dtype in cuda_kernels.declared_kernels():
             declared, kernel = cuda_kernels.declaration(name, dtype), cuda_kernels.kernel(name, dtype)
-            if declared.kind == "elementwise":
+            if declared.kind in ("elementwise", "reduction"):
                 kernel(*_sample_arguments(cupy, declared, dtype))
             else:
                 kernel.compile()
@@ -164,6 +167,7 @@ def test_every_declared_kernel_runs_on_each_cuda_device(cuda_device, monkeypatch
         _run_lstm(rng, cuda_device)
         _run_softmax(rng, cuda_device)
         _run_layer_norm(rng, cuda_device)
+        _run_capturable_matmul(cupy, rng)
         cupy.cuda.get_current_stream().synchronize()
     assert looked_up == set(cuda_kernels.declared_kernels())
 
@@ -339,3 +343,13 @@ def _run_conversions(rng, device):
                                              tensor.to(getattr(agnostic, target)).numpy())
     tensor = agnostic.tensor(values, dtype=agnostic.float64)
     numpy.testing.assert_array_equal(tensor.to(device).half().cpu().numpy(), tensor.half().numpy())
+
+
+def _run_capturable_matmul(cupy, rng):
+    from agnostic._backends import cuda_ops
+
+    for dtype, tolerance in (("float32", 1e-5), ("float16", 1e-2)):
+        a, b = rng.standard_normal((5, 7)).astype(dtype), rng.standard_normal((7, 3)).astype(dtype)
+        product = cuda_ops.capturable_matmul(cupy.asarray(a), cupy.asarray(b))
+        numpy.testing.assert_allclose(product.get().astype(numpy.float64), a.astype(numpy.float64) @ b, rtol=tolerance,
+                                      atol=tolerance)

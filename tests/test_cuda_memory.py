@@ -310,7 +310,7 @@ def test_fake_record_stream_parks_the_block_until_the_stream_catches_up():
     side.launch()                                                    # work on A queued on the side stream
     memory.record_stream(fake_tensor(a), types.SimpleNamespace(cupy_stream=side))
     memory.record_stream(fake_tensor(a), side)                       # the same stream again: recorded once
-    assert a.mem._owner.streams == [side]
+    assert a.mem.streams == [side]
     del a
     nested = allocator.state(0).nested()
     assert stat(nested, "allocated_bytes") == (0, 4 * MiB, 4 * MiB, 4 * MiB)

@@ -1,6 +1,8 @@
 """Adagrad, Adadelta, Adamax, NAdam, RAdam and LBFGS follow PyTorch's updates step by step, on every device, and
 their state dicts resume training where it stopped."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -33,15 +35,17 @@ def _loss(library, weight, bias, inputs):
     return ((library.tanh(inputs @ weight + bias) - 0.5) ** 2).sum()
 
 
-def _train(library, name, keywords, steps, device=None):
-    weight, bias, inputs = _start()
+def _train(library, name, keywords, steps, device=None, start=_start, loss=_loss):
+    """(final parameters as NumPy arrays, optimizer) after ``steps`` steps of optimizer ``name`` of ``library``
+    (agnostic or torch) on ``loss`` from the parameters and inputs ``start()`` gives."""
+    weight, bias, inputs = start()
     make = (lambda a: agnostic.tensor(a, device=device)) if library is agnostic else library.tensor
     params = [library.nn.Parameter(make(weight)), library.nn.Parameter(make(bias))]
     optimizer = getattr(library.optim, name)(params, **keywords)
     inputs = make(inputs)
     for _ in range(steps):
         optimizer.zero_grad()
-        _loss(library, *params, inputs).backward()
+        loss(library, *params, inputs).backward()
         optimizer.step()
     return [p.detach().cpu().numpy() for p in params], optimizer
 
@@ -72,24 +76,29 @@ def test_adagrad_first_step_by_hand():
     np.testing.assert_allclose(w.detach().numpy(), [1.9, -0.9])
 
 
-@pytest.mark.parametrize("name, keywords", [CONFIGS[1], CONFIGS[4], CONFIGS[8], CONFIGS[11]])
-def test_state_dict_resumes_training(name, keywords):
-    full, _ = _train(agnostic, name, keywords, 6)
-    weight, bias, inputs = _start()
+def check_resumes(name, keywords, steps, rtol, start=_start, loss=_loss):
+    """Training ``steps`` steps straight through and training with the optimizer remade from its (deep-copied)
+    state dict halfway give the same parameters, to ``rtol``."""
+    full, _ = _train(agnostic, name, keywords, steps, start=start, loss=loss)
+    weight, bias, inputs = start()
     params = [agnostic.nn.Parameter(agnostic.tensor(weight)), agnostic.nn.Parameter(agnostic.tensor(bias))]
     optimizer = getattr(agnostic.optim, name)(params, **keywords)
     inputs = agnostic.tensor(inputs)
-    for step in range(6):
-        if step == 3:
-            saved = optimizer.state_dict()
+    for step in range(steps):
+        if step == steps // 2:
+            saved = copy.deepcopy(optimizer.state_dict())
             optimizer = getattr(agnostic.optim, name)(params, **keywords)
             optimizer.load_state_dict(saved)
         optimizer.zero_grad()
-        _loss(agnostic, *params, inputs).backward()
+        loss(agnostic, *params, inputs).backward()
         optimizer.step()
     for a, b in zip(full, params):
-        # NAdam's float32 mu_product becomes float64 on loading, as in PyTorch: equal to rounding.
-        np.testing.assert_allclose(b.detach().numpy(), a, rtol=1e-8)
+        np.testing.assert_allclose(b.detach().numpy(), a, rtol=rtol)
+
+
+@pytest.mark.parametrize("name, keywords", [CONFIGS[1], CONFIGS[4], CONFIGS[8], CONFIGS[11]])
+def test_state_dict_resumes_training(name, keywords):
+    check_resumes(name, keywords, 6, rtol=1e-8)  # NAdam's float32 mu_product becomes float64 on loading, as in PyTorch
 
 
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])

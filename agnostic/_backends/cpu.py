@@ -43,6 +43,14 @@ class CPUBackend:
         """A context in which this device computes: nothing to switch on the CPU."""
         return NO_SWITCH
 
+    def is_current(self):
+        """Always: the host needs no switch."""
+        return True
+
+    def is_capturing(self):
+        """Never: CUDA graphs capture device work only."""
+        return False
+
     def run(self, function, *args, **kwargs):
         """``function(*args, **kwargs)``, a NumPy scalar result as a 0-dim array."""
         result = function(*args, **kwargs)

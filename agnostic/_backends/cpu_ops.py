@@ -386,3 +386,86 @@ def lu_factor(matrices):
             pivots[index] = rows_exchanged + 1
     return factors, pivots
 
+
+
+def solve_triangular(a, b, lower, unit_diagonal):
+    """The solutions ``X`` of ``A X = B`` for a stack of triangular (n, n) matrices ``a`` (only the ``lower`` or
+    upper triangle read, its diagonal taken as ones with ``unit_diagonal``) and (n, k) right-hand sides ``b``, both
+    (count, ...): BLAS's ``trsm`` through SciPy, matrix by matrix. trsm rather than SciPy's ``solve_triangular``
+    (LAPACK's trtrs), which refuses a zero on the diagonal: PyTorch returns inf/NaN there, as trsm does."""
+    import scipy.linalg.blas
+
+    trsm = scipy.linalg.blas.get_blas_funcs("trsm", (a, b))
+    out = numpy.empty(b.shape, b.dtype)
+    for index in range(a.shape[0]):
+        out[index] = trsm(1.0, a[index], b[index], lower=int(lower), diag=int(unit_diagonal))
+    return out
+
+
+def ldl_factor(matrices, hermitian):
+    """``(LD, pivots, info)`` of a stack of symmetric (Hermitian, with ``hermitian``) (n, n) matrices, each by
+    LAPACK's ``sytrf`` (``hetrf``) through SciPy on its lower triangle: the packed factors (upper triangle zeroed),
+    1-based int32 pivots as LAPACK's (negative for 2 x 2 blocks) and int32 ``info`` (0, or the 1-based index of a
+    zero diagonal block of D)."""
+    import scipy.linalg.lapack
+
+    sytrf = scipy.linalg.lapack.get_lapack_funcs("hetrf" if hermitian else "sytrf", (matrices,))
+    count, n, _ = matrices.shape
+    factors = numpy.empty(matrices.shape, matrices.dtype)
+    pivots = numpy.empty((count, n), numpy.int32)
+    info = numpy.empty(count, numpy.int32)
+    for index in range(count):
+        factors[index], pivots[index], info[index] = sytrf(matrices[index], lower=1)
+    return numpy.tril(factors), pivots, info
+
+
+def ldl_solve(factors, pivots, b, hermitian):
+    """The solutions ``X`` of ``A X = B`` from ``ldl_factor``'s ``factors`` and ``pivots`` of each ``A`` and (n, k)
+    right-hand sides ``b`` (stacks of one count), by LAPACK's ``sytrs`` (``hetrs``) through SciPy."""
+    import scipy.linalg.lapack
+
+    sytrs = scipy.linalg.lapack.get_lapack_funcs("hetrs" if hermitian else "sytrs", (factors, b))
+    out = numpy.empty(b.shape, b.dtype)
+    for index in range(factors.shape[0]):
+        out[index], _ = sytrs(factors[index], pivots[index], b[index], lower=1)
+    return out
+
+
+def allocation(array):
+    """``(memory, offset)``: the whole allocation ``array``'s elements lie in, as a flat uint8 array from its first
+    byte, and the byte offset of ``array``'s first element in it (PyTorch's storage and storage offset). The
+    allocation is the buffer at the end of ``array``'s chain of bases (its own memory when it has none)."""
+    root = array
+    while True:
+        owner = getattr(root, "base", None) if not isinstance(root, memoryview) else root.obj
+        if owner is None:
+            break
+        root = owner
+    memory = None
+    if isinstance(root, numpy.ndarray) and (root.flags.c_contiguous or root.flags.f_contiguous):
+        memory = root.ravel(order="K").view(numpy.uint8)
+    elif not isinstance(root, numpy.ndarray):
+        try:
+            memory = numpy.frombuffer(root, numpy.uint8)
+        except (TypeError, ValueError):
+            memory = None
+    start = array.__array_interface__["data"][0]
+    if memory is not None and memory.size:
+        offset = start - memory.__array_interface__["data"][0]
+        if 0 <= offset <= memory.size:
+            return memory, offset
+    # Memory whose owner can't be read as bytes: the array's own elements are all that is known of it.
+    if not array.flags.c_contiguous:
+        raise RuntimeError("can't find the memory this tensor's elements lie in; call .contiguous() first")
+    return array.reshape(-1).view(numpy.uint8), 0
+
+
+def strided_view(memory, dtype, shape, strides, offset):
+    """A view of the flat uint8 ``memory`` (see ``allocation``) from byte ``offset``, as ``dtype`` elements with
+    ``shape`` and byte ``strides`` (writable where the memory is), bounds already checked by the caller."""
+    return numpy.ndarray(shape, dtype, buffer=memory, offset=offset, strides=strides)
+
+
+def capturable_matmul(a, b):
+    """``a @ b`` (NumPy's matmul: the CPU has no graph capture to work around; see ``cuda_ops.capturable_matmul``)."""
+    return numpy.matmul(a, b)

@@ -53,7 +53,7 @@ class CUDABackend:
 
     def activate(self):
         """A context in which this device is CuPy's current one (nothing to switch when it already is)."""
-        return NO_SWITCH if self._is_current() else state.cupy.cuda.Device(self.index)
+        return NO_SWITCH if self.is_current() else state.cupy.cuda.Device(self.index)
 
     def run(self, function, *args, **kwargs):
         """``function(*args, **kwargs)`` with this device current."""
@@ -62,7 +62,9 @@ class CUDABackend:
         with state.cupy.cuda.Device(self.index):
             return function(*args, **kwargs)
 
-    def _is_current(self):
+    def is_current(self):
+        """Whether this device is CuPy's current one, so that calls need no switch (``run`` does what's needed
+        either way; the ops' direct plans ask first, to skip ``run``'s own call on the usual path)."""
         return self.index is None or state.current_device() == self.index
 
     def scatter_add(self, target, positions, values):
@@ -101,8 +103,18 @@ class CUDABackend:
         return require_cupy().lib.stride_tricks.as_strided(array, shape, strides)
 
     def matmul(self, a, b):
-        """``a @ b`` (cuBLAS)."""
-        return require_cupy().matmul(a, b)
+        """``a @ b``: cuBLAS, or while the current stream captures a CUDA graph (where CuPy refuses cuBLAS), CuPy's
+        reduction kernel ``cuda_ops.capturable_matmul``."""
+        cupy = require_cupy()
+        if cupy.cuda.get_current_stream().is_capturing():
+            return cuda_ops.capturable_matmul(a, b)
+        return cupy.matmul(a, b)
+
+    def is_capturing(self):
+        """Whether this device's current stream is capturing a CUDA graph (``agnostic.cuda.graph``): work queued
+        now is recorded, not run, so nothing may wait for its results on the host."""
+        with self.activate():
+            return require_cupy().cuda.get_current_stream().is_capturing()
 
     def writable_scalar(self, value):
         """A NumPy scalar as CuPy should receive it in ``array[...] = value``: a negative zero as a 0-dim device
@@ -129,9 +141,13 @@ class CUDABackend:
         when this returns: ``event`` completes when it is done. Otherwise it is synchronous and ``event`` is None.
         """
         with self.activate():
+            cupy = require_cupy()
+            if cupy.cuda.get_current_stream().is_capturing():
+                raise RuntimeError("a tensor can't be copied to the host while a CUDA graph captures (.item(), "
+                                   ".cpu(), .numpy(), bool(), printing): the capture records GPU work without running "
+                                   "it. Read the graph's output tensors after replay() instead")
             if not non_blocking:
                 return array.get(out=out) if out is not None else array.get(), None
-            cupy = require_cupy()
             if out is None or not is_pinned(out):
                 destination = pinned_empty(array.shape, array.dtype)
             else:

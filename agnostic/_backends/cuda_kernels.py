@@ -18,21 +18,23 @@ _C_TYPES = {numpy.dtype(numpy.float32): "float", numpy.dtype(numpy.float64): "do
 
 class Kernel:
     """How CuPy builds one kernel. ``kind`` is ``"elementwise"`` (a ``cupy.ElementwiseKernel`` named ``name`` with
-    ``in_params`` and ``out_params``, ``source`` being its per-element operation), ``"raw"`` (a ``cupy.RawKernel``:
-    the ``extern "C"`` function ``name`` of ``source``) or ``"module"`` (the function ``name`` of a
-    ``cupy.RawModule`` of ``source``; with ``template`` true, ``name`` is a C++ name expression such as
-    ``f<float>``); ``options`` go to the compiler, and an elementwise kernel's ``preamble`` (device functions) goes
-    before it."""
+    ``in_params`` and ``out_params``, ``source`` being its per-element operation), ``"reduction"`` (a
+    ``cupy.ReductionKernel``: ``source`` maps each element, ``reduction`` (``reduce_expr``, ``post_map_expr``,
+    ``identity`` and ``reduce_type``) says how the mapped values combine), ``"raw"`` (a ``cupy.RawKernel``: the
+    ``extern "C"`` function ``name`` of ``source``) or ``"module"`` (the function ``name`` of a ``cupy.RawModule``
+    of ``source``; with ``template`` true, ``name`` is a C++ name expression such as ``f<float>``); ``options`` go
+    to the compiler, and an elementwise kernel's ``preamble`` (device functions) goes before it."""
 
-    KINDS = ("elementwise", "raw", "module")
+    KINDS = ("elementwise", "reduction", "raw", "module")
 
     def __init__(self, kind, name, source, *, in_params=None, out_params=None, options=(), template=False,
-                 preamble=""):
+                 preamble="", reduction=None):
         if kind not in self.KINDS:
             raise ValueError(f"unknown kernel kind {kind!r}: expected one of {self.KINDS}")
         self.kind, self.name, self.source = kind, name, source
         self.in_params, self.out_params = in_params, out_params
         self.options, self.template, self.preamble = options, template, preamble
+        self.reduction = reduction
 
     def build(self, cupy):
         """The CuPy kernel object; CuPy compiles it when it is first called (a module's function: when taken from
@@ -40,6 +42,9 @@ class Kernel:
         if self.kind == "elementwise":
             return cupy.ElementwiseKernel(self.in_params, self.out_params, self.source, self.name,
                                           preamble=self.preamble)
+        if self.kind == "reduction":
+            return cupy.ReductionKernel(self.in_params, self.out_params, self.source, name=self.name,
+                                        preamble=self.preamble, **self.reduction)
         if self.kind == "raw":
             return cupy.RawKernel(self.source, self.name, self.options)
         module = cupy.RawModule(code=self.source, options=self.options,
@@ -415,6 +420,24 @@ __global__ void agnostic_column_sums(const T* rows, T* out, long long n_rows, lo
 def _column_sums(dtype):
     return Kernel("module", f"agnostic_column_sums<{_C_TYPES[dtype]}>", _COLUMN_SUMS_SOURCE, options=("-std=c++14",),
                   template=True)
+
+
+# ----- matrix products inside a CUDA graph capture (agnostic.cuda.graphs) -------------------------------------------
+# CuPy refuses cuBLAS calls while a stream captures, so a captured ``a @ b`` is this reduction over the shared
+# dimension instead: each output element sums ``a[..., i, k] * b[..., k, j]`` over k, the operands broadcast as
+# ``a[..., :, :, None]`` and ``b[..., None, :, :]`` (views, nothing materialized). Slower than cuBLAS for large
+# matrices, close to it for the small ones of a captured training step; half precision accumulates in float32.
+@_declares("agnostic_capturable_matmul")
+def _capturable_matmul():
+    return Kernel("reduction", "agnostic_capturable_matmul", "a * b", in_params="T a, T b", out_params="T c",
+                  reduction=dict(reduce_expr="a + b", post_map_expr="c = a", identity="0"))
+
+
+@_declares("agnostic_capturable_matmul_half")
+def _capturable_matmul_half():
+    return Kernel("reduction", "agnostic_capturable_matmul_half", "float(a) * float(b)", in_params="T a, T b",
+                  out_params="T c", reduction=dict(reduce_expr="a + b", post_map_expr="c = T(a)", identity="0",
+                                                   reduce_type="float"))
 
 
 # ----- one LSTM time step (agnostic.nn.functional._fused_lstm) ---------------------------------------------------

@@ -10,7 +10,7 @@ import numpy
 
 from .. import _conversion
 from ..ops import _division
-from . import cuda_kernels, dlpack, lstm_steps
+from . import cpu_ops, cuda_kernels, dlpack, lstm_steps
 from .cupy_loader import require_cupy, state as cupy_loader_state
 from .special import library_function
 
@@ -83,7 +83,9 @@ def cross_entropy_forward(logits, labels, ignore_index, mean):
             (blocks,), (32 * _ROWS_PER_BLOCK,), (logits, labels) + shape + (log_sum_exp, losses, flags))
         cuda_kernels.kernel("agnostic_cross_entropy_total", logits.dtype)(
             (1,), (_TOTAL_THREADS,), (losses, flags, numpy.int64(rows), numpy.int32(mean), totals))
-    bad = bool(totals[2].get())  # the one read-back: PyTorch's target check
+    # The one read-back: PyTorch's target check. A CUDA graph capture can't wait for it (PyTorch checks on the device
+    # there); out-of-range targets then give an undefined loss instead of an error.
+    bad = False if cupy.cuda.get_current_stream().is_capturing() else bool(totals[2].get())
     return totals[0], log_sum_exp, totals[1], bad
 
 
@@ -164,9 +166,11 @@ def special_function(name, adjust=None):
     return library_function(_cupyx_special, require_cupy, name, adjust)
 
 
-# The dtypes cupyx's atomic scatter_max/scatter_min take (CuPy's ``_scatter_op``); others are mapped onto them.
-_ATOMIC_EXTREMES = frozenset(numpy.dtype(name) for name in ("int32", "uint32", "uint64", "float32", "float64"))
+# The dtypes cupyx's atomic scatter_max/scatter_min take exactly (CuPy's ``_scatter_op``); others are mapped onto
+# them. (CuPy's float64 ones round through float32: 1.0531157544867582 came back as 1.053115725517273.)
+_ATOMIC_EXTREMES = frozenset(numpy.dtype(name) for name in ("int32", "uint32", "uint64", "float32"))
 _SIGN_BIT = numpy.uint64(1 << 63)
+_TOP_BIT = numpy.uint64(63)
 
 
 def _scatter_extreme(name, target, positions, values):
@@ -185,6 +189,11 @@ def _scatter_extreme(name, target, positions, values):
         shifted = target.view(numpy.uint64) ^ _SIGN_BIT
         scatter(shifted, positions, values.view(numpy.uint64) ^ _SIGN_BIT)
         target[...] = (shifted ^ _SIGN_BIT).view(numpy.int64)
+    elif target.dtype == numpy.float64:
+        ordered = _ordered_bits(cupy, target)
+        scatter(ordered, positions, _ordered_bits(cupy, values))
+        negative = (ordered >> _TOP_BIT) == 0
+        target[...] = cupy.where(negative, ~ordered, ordered ^ _SIGN_BIT).view(numpy.float64)
     else:  # float16 in float32; bool and the 8- and 16-bit integers in int32: exact
         wide = numpy.float32 if target.dtype.kind == "f" else numpy.int32
         widened = target.astype(wide)
@@ -196,6 +205,13 @@ def _scatter_extreme(name, target, positions, values):
         nan = cupy.isnan(values)
         *spread, nan = cupy.broadcast_arrays(*positions, nan)
         target[tuple(position[nan] for position in spread)] = numpy.nan
+
+
+def _ordered_bits(cupy, array):
+    """float64 ``array``'s bits as uint64 in the numbers' order: positive numbers with the sign bit set, negative
+    ones with every bit flipped (NaNs are restored separately)."""
+    bits = array.view(numpy.uint64)
+    return cupy.where((bits >> _TOP_BIT) != 0, ~bits, bits | _SIGN_BIT)
 
 
 def scatter_maximum(target, positions, values):
@@ -392,3 +408,80 @@ def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
         (grad, rows, rows if weight is None else weight, mean, rstd, grad_input, grad_normalized,
          numpy.int64(count), numpy.int64(cols), numpy.int32(weight is not None)))
     return grad_input, column_sums(grad_normalized), column_sums(grad)
+
+
+def solve_triangular(a, b, lower, unit_diagonal):
+    """The solutions ``X`` of ``A X = B`` for stacks of triangular matrices ``a`` and right-hand sides ``b``, as
+    ``cpu_ops.solve_triangular``: cuBLAS's ``trsm`` through ``cupyx.scipy.linalg.solve_triangular``, matrix by
+    matrix (trsm doesn't check the diagonal: a zero there gives inf/NaN, as in PyTorch)."""
+    cupy = require_cupy()
+    import cupyx.scipy.linalg
+
+    out = cupy.empty(b.shape, b.dtype)
+    for index in range(a.shape[0]):
+        out[index] = cupyx.scipy.linalg.solve_triangular(a[index], b[index], lower=lower,
+                                                          unit_diagonal=unit_diagonal, check_finite=False)
+    return out
+
+
+def ldl_factor(matrices, hermitian):
+    """``(LD, pivots, info)`` as ``cpu_ops.ldl_factor``, computed on the host: CuPy has no Bunch-Kaufman
+    factorization (cuSOLVER's sytrf has no CuPy wrapper), so the matrices go through SciPy's LAPACK and back."""
+    cupy = require_cupy()
+    return tuple(cupy.asarray(part) for part in cpu_ops.ldl_factor(cupy.asnumpy(matrices), hermitian))
+
+
+def ldl_solve(factors, pivots, b, hermitian):
+    """``cpu_ops.ldl_solve`` on the host (see ``ldl_factor``), its solutions copied back to the device."""
+    cupy = require_cupy()
+    return cupy.asarray(cpu_ops.ldl_solve(cupy.asnumpy(factors), cupy.asnumpy(pivots), cupy.asnumpy(b), hermitian))
+
+
+def allocation(array):
+    """``(memory, offset)``: the whole device allocation ``array``'s elements lie in as a flat uint8 array from its
+    first byte, and the byte offset of ``array``'s first element in it (PyTorch's storage and storage offset): the
+    contiguous array at the end of ``array``'s chain of bases, else the memory its ``MemoryPointer`` holds (as many
+    bytes as were asked of agnostic's allocator: CuPy's strided views keep no base, so a base-less array may be
+    one)."""
+    cupy = require_cupy()
+    pointer = array.data
+    root = array
+    while root.base is not None:
+        root = root.base
+    if root is not array and root.data.mem is pointer.mem and (root.flags.c_contiguous or root.flags.f_contiguous):
+        offset = pointer.ptr - root.data.ptr
+        if 0 <= offset <= root.nbytes:
+            return cupy.ndarray((root.nbytes,), numpy.uint8, root.data), offset
+    memory = pointer.mem
+    if memory is None or not memory.size:
+        return cupy.ndarray((array.nbytes,), numpy.uint8, pointer), 0
+    # A block from agnostic's allocator knows the bytes asked for; CuPy's own blocks only their pool's rounded size.
+    size = getattr(memory, "requested", memory.size)
+    return cupy.ndarray((size,), numpy.uint8, cupy.cuda.MemoryPointer(memory, 0)), pointer.ptr - memory.ptr
+
+
+def strided_view(memory, dtype, shape, strides, offset):
+    """A view of the flat uint8 ``memory`` (see ``allocation``) from byte ``offset``, as ``dtype`` elements with
+    ``shape`` and byte ``strides``, bounds already checked by the caller."""
+    return require_cupy().ndarray(shape, dtype, memory.data + offset, strides)
+
+
+def capturable_matmul(a, b):
+    """``a @ b`` by NumPy's matmul rules, from one CuPy reduction kernel instead of cuBLAS, which CuPy refuses while
+    a stream captures a CUDA graph (see ``cuda_kernels``' capturable matmul)."""
+    dtype = numpy.result_type(a.dtype, b.dtype)
+    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    if vector_a:
+        a = a[None, :]
+    if vector_b:
+        b = b[:, None]
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: shared dimensions differ: {a.shape} and {b.shape}")
+    name = "agnostic_capturable_matmul_half" if a.dtype == numpy.float16 else "agnostic_capturable_matmul"
+    product = cuda_kernels.kernel(name)(a[..., :, :, None], b[..., None, :, :], axis=-2)
+    if vector_b:
+        product = product[..., 0]
+    if vector_a:
+        product = product[..., 0, :] if not vector_b else product[..., 0]
+    return product

@@ -253,6 +253,10 @@ _THREADS_PER_BLOCK = 256
 
 
 def _launch(name, threads, arguments):
+    if require_cupy().cuda.get_current_stream().is_capturing():
+        raise RuntimeError("random numbers can't be drawn while a CUDA graph captures: the generator's position "
+                           "advances on the host, so every replay would repeat the same numbers. Draw them before "
+                           "the capture (into a tensor the graph reads), or keep the random op out of the graph")
     grid = -(-threads // _THREADS_PER_BLOCK)
     cuda_kernels.kernel(name)((grid,), (_THREADS_PER_BLOCK,), arguments)
 

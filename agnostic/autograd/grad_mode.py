@@ -7,6 +7,7 @@ import threading
 class _GradState(threading.local):
     def __init__(self):
         self.enabled = True
+        self.inference_mode = False  # inside inference_mode() (``agnostic.is_inference_mode_enabled``)
 
 
 _state = _GradState()
@@ -120,9 +121,16 @@ class inference_mode(_GradModeContext):
 
     def __enter__(self):
         self.previous = _state.enabled
+        self.previous_inference = _state.inference_mode
         if self.active:
             _state.enabled = False
+        _state.inference_mode = self.active
         return self
+
+    def __exit__(self, *exc_info):
+        _state.enabled = self.previous
+        _state.inference_mode = self.previous_inference
+        return False
 
     def __call__(self, function):
         @functools.wraps(function)

@@ -1,9 +1,11 @@
-"""``gradcheck``: compare autograd's gradients with central finite differences (use float64 inputs)."""
+"""``gradcheck`` and ``gradgradcheck``: autograd's first and second derivatives against finite differences."""
 
 import itertools
 import warnings
 
+from .._dtypes import float64
 from .._tensor import TensorBase
+from ..ops.creation import empty
 from .functions import grad
 
 
@@ -100,3 +102,57 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                             f"(atol={atol}, rtol={rtol})"
                         )
     return True
+
+
+def _random_grad_output(output, noncontiguous):
+    """A tensor like ``output`` (double when it isn't floating/complex) of values uniform in [-1, 1), requiring
+    grad; with ``noncontiguous``, a strided view (every other element of a wider tensor), as PyTorch's
+    ``make_tensor(noncontiguous=True)``."""
+    dtype = output.dtype if output.is_floating_point() or output.is_complex() else float64
+    shape = tuple(output.shape)
+    if noncontiguous and len(shape) > 0 and output.numel() > 1:
+        values = empty(shape[:-1] + (2 * shape[-1],), dtype=dtype, device=output.device)[..., ::2]
+    else:
+        values = empty(shape, dtype=dtype, device=output.device)
+    return values.uniform_(-1, 1).requires_grad_()
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+                  check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False,
+                  check_rev_over_rev=True, fast_mode=False, masked=False):
+    """``gradcheck`` of the gradients themselves: the first derivatives of ``func`` (by ``autograd.grad`` with
+    ``create_graph=True``, weighted by ``grad_outputs``) are differentiated again by autograd and compared with
+    finite differences, with respect to the inputs and to ``grad_outputs`` that require grad. Without
+    ``grad_outputs``, random ones in [-1, 1) are made (strided with ``gen_non_contig_grad_outputs``).
+
+        >>> x = agnostic.tensor([0.5, 2.0], dtype=agnostic.float64, requires_grad=True)
+        >>> agnostic.autograd.gradgradcheck(lambda t: t.sin() * t, (x,))
+        True
+    """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_fwd_over_rev:
+        raise NotImplementedError("gradgradcheck: check_fwd_over_rev=True needs forward-mode AD, which agnostic "
+                                  "lacks; use the default reverse-over-reverse check")
+    if check_batched_grad:
+        raise NotImplementedError("gradgradcheck: check_batched_grad=True needs vmap, which agnostic lacks; leave it "
+                                  "False")
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    if grad_outputs is None:
+        outputs = [o for o in _outputs(func, inputs) if isinstance(o, TensorBase) and o.requires_grad]
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
+    else:
+        grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
+    count = len(grad_outputs)
+    differentiated = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
+
+    def first_derivatives(*args):
+        input_args, output_grads = args[:-count], args[-count:]
+        outputs = [o for o in _outputs(func, input_args) if isinstance(o, TensorBase) and o.requires_grad]
+        grads = grad(outputs, [input_args[i] for i in differentiated], list(output_grads), create_graph=True,
+                     allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, fast_mode=fast_mode)

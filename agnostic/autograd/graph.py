@@ -3,6 +3,8 @@
 import weakref
 
 from ..ops.creation import zeros
+from . import anomaly_mode
+from .anomaly_mode import _state as _anomaly_state
 from .grad_mode import _state as _grad_state
 
 
@@ -35,6 +37,8 @@ class Node:
         self.output_meta = output_meta
         self.tensor_hooks = None
         self.retained_outputs = None
+        if _anomaly_state.enabled:  # debugging aid (detect_anomaly): keep the forward traceback of this node
+            anomaly_mode.remember_forward(self)
 
     def name(self):
         """PyTorch-style name, e.g. ``'AddBackward0'``."""
@@ -179,8 +183,12 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
                 _accumulate(node, slots.get(0), captured, aliased)
                 continue
             grad_outputs = [slots.get(i) for i in range(len(node.output_meta))]
-            grad_outputs = _run_tensor_hooks(node, grad_outputs, captured)
-            input_grads = node.apply(grad_outputs)
+            if not _anomaly_state.enabled:
+                grad_outputs = _run_tensor_hooks(node, grad_outputs, captured)
+                input_grads = node.apply(grad_outputs)
+            else:  # detect_anomaly: the same two calls, checked for NaN, errors reported with the forward traceback
+                input_grads = anomaly_mode.run_checked(
+                    node, lambda grads: node.apply(_run_tensor_hooks(node, grads, captured)), grad_outputs)
             if not retain_graph:
                 node.context = None
             for edge, grad in zip(node.next_edges, input_grads):

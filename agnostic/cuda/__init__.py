@@ -9,7 +9,8 @@ from ._random import (
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
     set_rng_state_all,
 )
-from . import comm, memory, nvtx, streams
+from . import comm, graphs, memory, nvtx, streams
+from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 from .memory import (
     OutOfMemoryError, empty_cache, list_gpu_processes, max_memory_allocated, max_memory_cached, max_memory_reserved,
     mem_get_info, memory_allocated, memory_cached, memory_reserved, memory_snapshot, memory_stats,
@@ -23,7 +24,8 @@ from .streams import (
 memory.install()
 
 __all__ = [
-    "Event", "Stream", "StreamContext", "comm", "current_blas_handle", "current_stream", "default_stream",
+    "CUDAGraph", "Event", "Stream", "StreamContext", "comm", "graph", "graph_pool_handle", "graphs",
+    "is_current_stream_capturing", "make_graphed_callables", "current_blas_handle", "current_stream", "default_stream",
     "ipc_collect", "get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all", "nvtx", "set_stream",
     "stream", "streams", "memory", "OutOfMemoryError", "empty_cache",
     "list_gpu_processes", "max_memory_allocated", "max_memory_cached", "max_memory_reserved", "mem_get_info",

@@ -2,8 +2,9 @@
 
 ``install()`` makes agnostic's allocator CuPy's allocator once CUDA starts. Each device gets two CuPy
 ``SingleDeviceMemoryPool`` s, PyTorch's small pool (requests up to 1 MiB) and large pool, whose ``cudaMalloc`` goes
-through agnostic so every segment is counted; every block handed to CuPy carries a small owner object whose finalizer
-counts the free. CuPy still caches and reuses freed blocks, and ``memory_stats`` reports PyTorch's figures exactly.
+through agnostic so every segment is counted; every block handed to CuPy is a CuPy ``UnownedMemory`` of agnostic's
+own class, which holds the pool's block and whose finalizer counts the free. CuPy still caches and reuses freed
+blocks, and ``memory_stats`` reports PyTorch's figures exactly.
 Importing this module never imports CuPy.
 
 Every array CuPy creates passes through the allocator, so its work per block is one entry in the device's log: the
@@ -15,6 +16,7 @@ long: this costs a third of counting at each event (about 0.2 us instead of 0.8 
 import array
 import bisect
 import collections
+import gc
 import threading
 import warnings
 
@@ -63,14 +65,13 @@ class _Stats:
         "pn", "pb", "an_peak", "ab_peak",  # parked blocks and bytes; peaks of the active ones (used + parked)
         "sn", "sn_peak", "sn_total", "sb", "sb_peak", "sb_total",  # segments (cudaMalloc), reserved bytes
     )
-    __slots__ = _COUNTERS + ("base", "all", "pool", "kind", "device", "allocator", "live", "segments", "log")
+    __slots__ = _COUNTERS + ("base", "all", "pool", "kind", "device", "allocator", "segments", "log")
 
     def __init__(self, kind, device, all=None, allocator=None):
         for name in self._COUNTERS:
             setattr(self, name, 0)
         self.kind, self.device, self.all, self.allocator = kind, device, all, allocator
         self.pool = self.log = None  # set by the _DeviceState
-        self.live = {}      # block address -> requested bytes
         self.segments = {}  # segment address -> bytes
         self.reset_accumulated()
 
@@ -139,13 +140,16 @@ class _Stats:
 class _DeviceState:
     """One device's pools and counters, and the log of its allocations and frees not counted yet."""
 
-    __slots__ = ("index", "all", "small", "large", "retries", "ooms", "log", "_counting")
+    __slots__ = ("index", "all", "small", "large", "serving_small", "serving_large", "retries", "ooms", "log",
+                 "_counting")
 
     def __init__(self, index, allocator=None):
         self.index = index
         self.all = _Stats("all", index)
         self.small = _Stats("small", index, self.all, allocator)
         self.large = _Stats("large", index, self.all, allocator)
+        # The pools new blocks come from: the device's own, or a CUDA graph's private ones while it captures.
+        self.serving_small, self.serving_large = self.small, self.large
         self.retries = self.ooms = 0
         # Requested sizes, in order: positive for a block handed out, negative for one given back; plus _PARKED for
         # a freed block parked by record_stream (negative: released to the pool). Only appended to in between.
@@ -195,28 +199,40 @@ class _DeviceState:
         self.retries = self.ooms = 0
 
 
-class _Block:
-    """Owner of a block handed to CuPy: keeps the pool's block alive; its finalizer counts the free."""
-
-    __slots__ = ("inner", "stats", "requested", "ptr", "streams")
-
-    def __del__(self):
-        pool = self.stats
-        pool.log.append(-self.requested)
-        del pool.live[self.ptr]
-
-
-class _StreamBlock(_Block):
-    """A block used on other streams (``record_stream``): freed, it waits for them before the pool may reuse it."""
+class _AllocatedBlock:
+    """What every block agnostic's allocators hand out is (``isinstance``), whichever CuPy module made its class."""
 
     __slots__ = ()
+    stream_class: type  # the block's class once ``record_stream`` has marked it
 
-    def __del__(self):
-        _Block.__del__(self)
-        try:
-            self.stats.allocator.park(self)
-        except Exception:  # no event can be recorded (CUDA shut down or broken): the block goes back to the pool now
-            pass
+
+def _block_classes(unowned_memory):
+    """The memory of the blocks handed to CuPy: CuPy's ``UnownedMemory`` (the block's address range, for
+    CuPy's ``MemoryPointer``) holding the pool's block, with a finalizer that logs the free. One object per array,
+    since this runs for every array CuPy creates; made per allocator for the CuPy it is given (tests give a fake)."""
+
+    class Block(unowned_memory, _AllocatedBlock):
+        """A block agnostic handed out (``inner``: the pool's, kept alive until this is freed)."""
+
+        __slots__ = ("inner", "stats", "requested", "streams")
+
+        def __del__(self):
+            self.stats.log.append(-self.requested)
+
+    class StreamBlock(Block):
+        """A block used on other streams (``record_stream``): freed, it waits for them before the pool reuses it."""
+
+        __slots__ = ()
+
+        def __del__(self):
+            self.stats.log.append(-self.requested)
+            try:
+                self.stats.allocator.park(self)
+            except Exception:  # no event can be recorded (CUDA shut down or broken): back to the pool now
+                pass
+
+    Block.stream_class = StreamBlock
+    return Block, StreamBlock
 
 
 class _Pending:
@@ -248,6 +264,7 @@ class _Allocator:
         self._Unowned = memory.UnownedMemory
         self._Pointer = memory.MemoryPointer
         self._PoolOutOfMemory = memory.OutOfMemoryError
+        self.Block, self.StreamBlock = _block_classes(memory.UnownedMemory)
         self._device_id = cuda.device.get_device_id
         self._Device = cuda.Device
         self._Event = cuda.Event
@@ -260,7 +277,7 @@ class _Allocator:
         """The allocator function handed to CuPy (a closure: this runs for every array CuPy creates)."""
         devices, pending, device_id, open_device = self.devices, self.pending, self._device_id, self._open
         pointer, unowned, pool_out_of_memory = self._Pointer, self._Unowned, self._PoolOutOfMemory
-        release_completed, retry, new_block, log_limit = self.release_completed, self._retry, _Block, _LOG_LIMIT
+        release_completed, retry, block_memory, log_limit = self.release_completed, self._retry, self.Block, _LOG_LIMIT
 
         def malloc(size):
             """Allocate ``size`` bytes on the current device and stream (CuPy's allocator interface)."""
@@ -270,20 +287,18 @@ class _Allocator:
                 return pointer(unowned(0, 0, None, device_id()), 0)
             index = device_id()
             device = devices[index] or open_device(index)
-            pool = device.small if size <= _SMALL_SIZE else device.large
+            pool = device.serving_small if size <= _SMALL_SIZE else device.serving_large
             try:
                 inner = pool.pool.malloc(size)
             except pool_out_of_memory:
                 inner = retry(device, pool, size)
-            ptr = inner.ptr
-            block = new_block()
-            block.inner, block.stats, block.requested, block.ptr = inner, pool, size, ptr
-            pool.live[ptr] = size
+            block = block_memory(inner.ptr, (size + 511) & -512, None, index)
+            block.inner, block.stats, block.requested = inner, pool, size
             log = device.log
             log.append(size)
             if len(log) >= log_limit:
                 device.count()
-            return pointer(unowned(ptr, (size + 511) & -512, block, index), 0)
+            return pointer(block, 0)
 
         return malloc
 
@@ -294,6 +309,27 @@ class _Allocator:
             stats.pool = self._Pool(lambda size, stats=stats: self._segment(stats, size))
         self.devices[index] = device
         return device
+
+    def begin_capture(self, index, private):
+        """Serve device ``index``'s new blocks from ``private`` (a ``PrivatePools``) while a CUDA graph captures, so
+        that memory the graph uses is never handed to work outside it, even once freed (PyTorch's graph pools)."""
+        device = self.devices[index] or self._open(index)
+        if private.small is None:
+            private.small, private.large = (self._private_stats(device, stats) for stats in (device.small, device.large))
+        device.serving_small, device.serving_large = private.small, private.large
+
+    def end_capture(self, index):
+        """Serve device ``index``'s new blocks from its own pools again."""
+        device = self.devices[index]
+        device.serving_small, device.serving_large = device.small, device.large
+
+    def _private_stats(self, device, stats):
+        """A CuPy pool of its own, counted in ``stats``' figures: its segments are ``stats``' segments and its
+        blocks' frees go to the device's log."""
+        private = _Stats(stats.kind, device.index, device.all, self)
+        private.log = device.log
+        private.pool = self._Pool(lambda size: self._segment(stats, size))
+        return private
 
     def _segment(self, stats, size):
         """cudaMalloc a segment for a pool, owned by a counting _Segment (CuPy's pool handles a failure)."""
@@ -368,6 +404,11 @@ class _Allocator:
         device.count()
         return device
 
+    def blocks_in_use(self):
+        """The blocks handed out and not freed yet. Snapshots are for debugging, so they are found among the objects
+        the garbage collector tracks, rather than by keeping a table that every allocation and free would update."""
+        return [candidate for candidate in gc.get_objects() if isinstance(candidate, self.Block)]
+
     def empty_cache(self):
         """Give every cached, unused block of every device back to the driver."""
         self.release_completed(wait=True)
@@ -379,13 +420,15 @@ class _Allocator:
 
     def snapshot(self):
         """PyTorch's ``memory_snapshot()``: every segment with the blocks that tile it."""
+        in_use = self.blocks_in_use()
         segments = []
         for device in self.devices:
             if device is None:
                 continue
             for stats in (device.large, device.small):
-                blocks = [(ptr, _round(requested), requested, "active_allocated")
-                          for ptr, requested in stats.live.items()]
+                blocks = [(block.ptr, _round(block.requested), block.requested, "active_allocated")
+                          for block in in_use  # a graph's private pool's blocks lie in the device's segments
+                          if block.stats.device == stats.device and block.stats.kind == stats.kind]
                 blocks += [(entry.ptr, entry.size, entry.requested, "active_pending_free")
                            for entry in self.pending if entry.stats is stats]
                 blocks.sort()
@@ -425,6 +468,25 @@ def _format_size(size):
         if size <= scale << 10:
             return f"{size / scale:.2f} {unit}"
     return f"{size / (1 << 30):.2f} GiB"
+
+
+class PrivatePools:
+    """The memory pools of the CUDA graphs captured with one handle (``agnostic.cuda.graph_pool_handle()``): blocks
+    allocated while they capture come from these pools, and blocks freed go back to them, never to the device's
+    pools, so later work outside the graphs cannot overwrite memory that a replay reads or writes.
+
+        >>> handle = agnostic.cuda.graph_pool_handle()
+        >>> handle.device is None  # bound to a device at its first capture
+        True
+    """
+
+    __slots__ = ("small", "large", "device")
+
+    def __init__(self):
+        self.small = self.large = self.device = None
+
+    def __repr__(self):
+        return f"<agnostic CUDA graph memory pool, device {self.device}>"
 
 
 # ----- installation -------------------------------------------------------------------------------------------
@@ -759,12 +821,12 @@ def record_stream(tensor, stream):
     raw = getattr(stream, "cupy_stream", stream)
     if not hasattr(raw, "ptr") or not hasattr(raw, "record"):
         raise TypeError(f"record_stream expects an agnostic.cuda.Stream or a cupy Stream, got {type(stream).__name__}")
-    block = getattr(tensor._data.data.mem, "_owner", None)
-    if not isinstance(block, _Block):  # memory agnostic did not allocate (DLPack, CuPy's pool): nothing to delay
+    block = tensor._data.data.mem
+    if not isinstance(block, _AllocatedBlock):  # memory agnostic did not allocate (DLPack, CuPy's pool): no delay
         return
-    if type(block) is _Block:
+    if type(block) is not block.stream_class:
         block.streams = []
-        block.__class__ = _StreamBlock
+        block.__class__ = block.stream_class
     if raw not in block.streams:  # cupy streams compare by handle
         block.streams.append(raw)
 

@@ -13,6 +13,8 @@ from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .lp_pooling import *  # noqa: F401,F403
@@ -27,10 +29,10 @@ from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .unpooling import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
-from . import activation, attention, containers, conv, dropout, flatten, linear, loss, lp_pooling, module, \
-    normalization, padding, parameter, pixelshuffle, pooling, rnn, sparse, transformer, unpooling, upsampling
+from . import activation, attention, containers, conv, dropout, flatten, fold, lazy, linear, loss, lp_pooling, \
+    module, normalization, padding, parameter, pixelshuffle, pooling, rnn, sparse, transformer, unpooling, upsampling
 
-__all__ = sorted(name for part in (activation, attention, containers, conv, dropout, flatten, linear, loss,
+__all__ = sorted(name for part in (activation, attention, containers, conv, dropout, flatten, fold, lazy, linear, loss,
                                    lp_pooling, module, normalization, padding, parameter, pixelshuffle, pooling, rnn,
                                    sparse, transformer, unpooling, upsampling)
                  for name in part.__all__) + ["DataParallel", "functional", "init", "modules", "parallel", "utils"]

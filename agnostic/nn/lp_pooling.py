@@ -1,4 +1,4 @@
-"""LPPool1d and LPPool2d: power-average pooling layers over ``F.lp_pool1d``/``F.lp_pool2d``."""
+"""LPPool1d, LPPool2d and LPPool3d: power-average pooling layers over ``F.lp_pool1d``/2d/3d."""
 
 from collections.abc import Callable
 
@@ -7,7 +7,7 @@ from .module import Module
 
 
 class _LPPoolNd(Module):
-    _function: Callable  # F.lp_pool1d or F.lp_pool2d, set by each subclass
+    _function: Callable  # F.lp_pool1d, 2d or 3d, set by each subclass
 
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
@@ -47,4 +47,15 @@ class LPPool2d(_LPPoolNd):
     _function = staticmethod(_lp_pooling.lp_pool2d)
 
 
-__all__ = ["LPPool1d", "LPPool2d"]
+class LPPool3d(_LPPoolNd):
+    """The p-norm ``(sum x^p)^(1/p)`` of each window of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input, as
+    ``torch.nn.LPPool3d``.
+
+        >>> agnostic.nn.LPPool3d(2, 2)(agnostic.ones(1, 1, 2, 2, 2))
+        tensor([[[[[2.8284]]]]])
+    """
+
+    _function = staticmethod(_lp_pooling.lp_pool3d)
+
+
+__all__ = ["LPPool1d", "LPPool2d", "LPPool3d"]

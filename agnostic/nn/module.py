@@ -4,7 +4,7 @@ import itertools
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from .. import _compile, _tensor
+from .. import _compile, _layout, _tensor
 from .._tensor_classes import Tensor
 from ..autograd import no_grad
 from .hooks import RemovableHandle
@@ -235,6 +235,12 @@ class Module:
             modules[name] = value
             return
         buffers = members.get("_buffers")
+        if isinstance(value, Tensor) and value.__dict__.get("_is_buffer", False):  # nn.Buffer registers itself
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            remove_from(members, self._parameters, self._modules)
+            self.register_buffer(name, value, persistent=value.__dict__.get("persistent", True))
+            return
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
@@ -393,16 +399,18 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers in place: ``to(device)``, ``to(dtype)``, ``to(tensor)``,
-        ``to(device, dtype, non_blocking)``. Only floating-point and complex tensors change dtype. Returns
-        ``self``; parameters keep their identity."""
-        device, dtype, non_blocking, _ = _tensor._parse_to_arguments(args, dict(kwargs))
+        ``to(device, dtype, non_blocking)``, ``to(memory_format=agnostic.channels_last)`` (4-D and 5-D tensors
+        only, as PyTorch). Only floating-point and complex tensors change dtype. Returns ``self``; parameters keep
+        their identity."""
+        device, dtype, non_blocking, _, memory_format = _tensor.parse_to_arguments(args, dict(kwargs))
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
 
         def convert(t):
             cast = dtype if t.is_floating_point() or t.is_complex() else None
-            return t.to(device=device, dtype=cast, non_blocking=non_blocking)
+            layout = memory_format if t.dim() in (4, 5) else _layout.preserve_format
+            return t.to(device=device, dtype=cast, non_blocking=non_blocking, memory_format=layout)
         return self._apply(convert)
 
     def cuda(self, device=None):

@@ -1,4 +1,4 @@
-"""PixelShuffle and PixelUnshuffle layers, as torch.nn's."""
+"""PixelShuffle, PixelUnshuffle and ChannelShuffle layers, as torch.nn's."""
 
 from . import functional as F
 from .module import Module
@@ -43,4 +43,25 @@ class PixelUnshuffle(Module):
         return f"downscale_factor={self.downscale_factor}"
 
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+class ChannelShuffle(Module):
+    """(N, g * k, *) -> (N, k * g, *): interleave ``groups`` groups of channels, as ``torch.nn.ChannelShuffle``.
+
+        >>> shuffle = agnostic.nn.ChannelShuffle(2)
+        >>> shuffle
+        ChannelShuffle(groups=2)
+        >>> shuffle(agnostic.arange(4.0).reshape(1, 4, 1, 1)).flatten()
+        tensor([0., 2., 1., 3.])
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
+
+__all__ = ["ChannelShuffle", "PixelShuffle", "PixelUnshuffle"]

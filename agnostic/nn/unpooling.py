@@ -1,15 +1,15 @@
-"""MaxUnpool1d and MaxUnpool2d: max pooling's partial inverse, over ``F.max_unpool1d``/``F.max_unpool2d``."""
+"""MaxUnpool1d, MaxUnpool2d and MaxUnpool3d: max pooling's partial inverse, over ``F.max_unpool1d``/2d/3d."""
 
 from collections.abc import Callable
 
-from ._utils import _pair, _single
+from ._utils import _pair, _single, _triple
 from .functional import _unpooling
 from .module import Module
 
 
 class _MaxUnpoolNd(Module):
     _tuple = staticmethod(_single)
-    _function: Callable  # F.max_unpool1d or F.max_unpool2d, set by each subclass
+    _function: Callable  # F.max_unpool1d, 2d or 3d, set by each subclass
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
@@ -51,4 +51,19 @@ class MaxUnpool2d(_MaxUnpoolNd):
     _function = staticmethod(_unpooling.max_unpool2d)
 
 
-__all__ = ["MaxUnpool1d", "MaxUnpool2d"]
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Put the values of ``MaxPool3d(..., return_indices=True)`` back at their positions, zeros elsewhere, as
+    ``torch.nn.MaxUnpool3d``.
+
+        >>> pool, unpool = agnostic.nn.MaxPool3d(2, return_indices=True), agnostic.nn.MaxUnpool3d(2)
+        >>> unpool
+        MaxUnpool3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), padding=(0, 0, 0))
+        >>> unpool(*pool(agnostic.arange(8.0).reshape(1, 1, 2, 2, 2))).flatten()
+        tensor([0., 0., 0., 0., 0., 0., 0., 7.])
+    """
+
+    _tuple = staticmethod(_triple)
+    _function = staticmethod(_unpooling.max_unpool3d)
+
+
+__all__ = ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

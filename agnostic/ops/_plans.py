@@ -24,6 +24,7 @@ _INTEGER, _FLOATING = 1, 2  # dtype categories
 _SCALARS = frozenset((bool, int, float, complex))
 _HALF = (_dtypes.float16, _dtypes.bfloat16)
 _ndarray = numpy.ndarray
+_NEVER = 1 << 62  # an element count no array reaches (an int: compared with x.size, an int, on every call)
 _new_tensor = object.__new__
 
 
@@ -150,8 +151,9 @@ def _make_plan(op, operands, autocast=True):
 def _direct_unary_plan(op, dtype):
     """A tensor whose dtype the backend function takes and returns as PyTorch would: one call, no casts."""
     cpu_function = op.backend_function(CPU)
+    by_device = op.functions_by_device
     large_cpu = op.large_cpu
-    large_size = _large_size(dtype)
+    large_size = _large_size(dtype, large_cpu)
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
     writes_out = op.writes_out
     name = op.name
@@ -164,7 +166,7 @@ def _direct_unary_plan(op, dtype):
             backend.run(op.backend_function(device), x, out=x)
             return out
         if backend.host:  # NumPy's own call, inline: the hot path
-            if large_cpu is None or x.size < large_size:
+            if x.size < large_size:
                 array = cpu_function(x)
             else:
                 array = large_cpu(x)
@@ -173,7 +175,8 @@ def _direct_unary_plan(op, dtype):
             if array.__class__ is not _ndarray:
                 array = numpy.asarray(array)
         else:
-            array = backend.run(op.backend_function(device), x)
+            function = by_device.get(device) or op.backend_function(device)
+            array = function(x) if backend.is_current() else backend.run(function, x)
         tensor = _new_tensor(plain)
         tensor._data = array
         tensor._device = device
@@ -186,9 +189,10 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     NumPy and CuPy convert to the tensors' dtype as PyTorch does (integers that don't fit wrap, so they take the
     general plan). One call, no casts; in place (``out`` is ``input``) the function writes into ``input``."""
     cpu_function = op.backend_function(CPU)
+    by_device = op.functions_by_device
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
     large_cpu = op.large_cpu if first_is_tensor and second_is_tensor else None
-    large_size = _large_size(dtype)
+    large_size = _large_size(dtype, large_cpu)
     integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
     check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
     general = _general_plan(op)
@@ -220,7 +224,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
             return _direct_into(op, device, x, y, input, out)
         try:
             if device.backend.host:  # NumPy's own call, inline: the hot path
-                if large_cpu is None or x.size < large_size:
+                if large_cpu is None or x.size < large_size:  # x may be a Python scalar
                     array = cpu_function(x, y)
                 else:
                     array = large_cpu(x, y)
@@ -229,7 +233,11 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
                 if array.__class__ is not _ndarray:
                     array = numpy.asarray(array)
             else:
-                array = _on_device(op, device, x, y, cuda_result)
+                backend = device.backend
+                function = by_device.get(device) or op.backend_function(device)
+                array = function(x, y) if backend.is_current() else backend.run(function, x, y)
+                if cuda_result is not None and array.dtype != cuda_result:
+                    array = backend.run(array.astype, cuda_result)
         except ValueError:
             raise_broadcast_error(x, y)
             raise
@@ -240,19 +248,12 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     return plan
 
 
-def _large_size(dtype):
-    """The element count from which a CPU result of ``dtype`` takes an op's ``large_cpu`` call (``x.size`` is
-    cheaper to read than ``x.nbytes`` on every call)."""
+def _large_size(dtype, large_cpu):
+    """The element count from which a CPU result of ``dtype`` takes an op's ``large_cpu`` call (never, for an op
+    without one: then the one comparison per call decides it; ``x.size`` is cheaper to read than ``x.nbytes``)."""
+    if large_cpu is None:
+        return _NEVER
     return -(-_LARGE_BYTES // dtype.numpy_dtype.itemsize)
-
-
-def _on_device(op, device, x, y, result_dtype):
-    """``op`` of ``x`` and ``y`` on a device's backend, cast to ``result_dtype`` if that is given and differs."""
-    backend = device.backend
-    array = backend.run(op.backend_function(device), x, y)
-    if result_dtype is not None and array.dtype != result_dtype:
-        array = backend.run(array.astype, result_dtype)
-    return array
 
 
 def _direct_into(op, device, x, y, input, out):

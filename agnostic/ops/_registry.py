@@ -77,7 +77,7 @@ class Elementwise:
         # which is not PyTorch's there; such calls take the general plan.
         self.kind_implementations = kind_implementations or {}
         self._functions = {}
-        self._by_device = {}
+        self.functions_by_device = {}
         # A ufunc, which takes out=, whose result has its operands' dtype: in place it writes into ``self``.
         self.writes_out = isinstance(implementation, str) and result in (Result.SAME, Result.FLOAT)
         # Whether the implementation takes Python numbers as they are (ufuncs do); else they become NumPy scalars.
@@ -115,9 +115,9 @@ class Elementwise:
         """The function computing this op on ``device``'s arrays of ``dtype`` (cached per array namespace, and per
         device for the direct plans, which ask on every call)."""
         if dtype is None:
-            function = self._by_device.get(device)
+            function = self.functions_by_device.get(device)
             if function is None:
-                function = self._by_device[device] = self._backend_function(device, None)
+                function = self.functions_by_device[device] = self._backend_function(device, None)
             return function
         return self._backend_function(device, dtype)
 
@@ -192,19 +192,24 @@ class Composite:
     needs a gradient records the out-of-place form (a copy, overwritten) and makes it the tensor's history, in which
     the tensor's old values get a zero gradient unless ``gradients`` says otherwise.
 
+    ``device_guard``: the forward runs with its first tensor's GPU current (PyTorch's device guard), so arrays it
+    makes come out on that device. A forward that makes every array through its tensors' backends
+    (``device.backend.run``, ``activate``) or through other ops needs none, and declares ``device_guard=False`` to
+    skip the guard's cost; views never pay it.
+
     Plain tensors never pay for recording: their method is the forward itself when only ``self`` can need a gradient
     (and checks the other arguments first otherwise); GradTensor's method is the recording function.
     """
 
     def __init__(self, forward, *, gradients=None, shape_only=False, aliases=(), method=None, inplace=False,
                  name=None, node=None, is_view=False, public=True, as_property=False, operator=None,
-                 overwrites=False, namespace="agnostic"):
+                 overwrites=False, namespace="agnostic", device_guard=True):
         self.name = name or forward.__name__
         self.namespace = namespace
         self.doc = forward.__doc__
         self.signature = inspect.signature(forward)
         # Views make no arrays, and are the cheapest ops: they skip the guard's cost.
-        forward = self.forward = forward if is_view else _on_the_inputs_device(forward)
+        forward = self.forward = _on_the_inputs_device(forward) if device_guard and not is_view else forward
         self.binding = Binding(self.signature)
         self.parameters = self.binding.names
         self.aliases = aliases

@@ -5,7 +5,7 @@ import math
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _backend, _dtypes, _layout
 from .._allocation import check_allocation
 from .._backends import dlpack
 from .._device import CPU, Device, as_device
@@ -246,15 +246,36 @@ def _check_shared_dtype(array):
     _dtypes.from_numpy_dtype(array.dtype).numpy_dtype
 
 
-def _filled(size, dtype, device, make, pin_memory=False):
+def _filled(size, dtype, device, make, pin_memory=False, strides=None):
+    """A new tensor of ``size`` whose array ``make(xp, shape, numpy_dtype)`` makes; with ``strides`` (dense, in
+    elements) other than row-major ones, in memory laid out with them and filled with ``make``'s 0-dim value."""
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     device = _target(device)
     shape = _sizes(size)
     check_allocation(shape, dtype, device)
-    xp = device.backend.xp
-    with device.backend.activate():
-        made = wrap(make(xp, shape, dtype.numpy_dtype), device)
+    backend = device.backend
+    xp = backend.xp
+    with backend.activate():
+        if strides is None or strides == _layout.contiguous_strides(shape):
+            array = make(xp, shape, dtype.numpy_dtype)
+        else:
+            array = _layout.empty_array(backend, shape, strides, dtype.numpy_dtype)
+            if make is not _uninitialized:
+                xp.copyto(array, make(xp, (), dtype.numpy_dtype))
+        made = wrap(array, device)
     return _pinned_if(made, pin_memory)
+
+
+def _uninitialized(xp, shape, numpy_dtype):
+    return xp.empty(shape, numpy_dtype)
+
+
+def _format_strides(memory_format, size):
+    """The strides ``empty(..., memory_format=...)`` gives ``size`` (None for row-major ones)."""
+    if memory_format is _layout.contiguous_format:
+        return None
+    memory_format = _layout.check_memory_format(memory_format, allow_preserve=False, operation="empty")
+    return _layout.format_strides(memory_format, _sizes(size))
 
 
 def _pinned_if(made, pin_memory):
@@ -290,14 +311,19 @@ def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt), pin_memory), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """An uninitialized tensor (default dtype unless given).
+def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=_layout.contiguous_format):
+    """An uninitialized tensor (default dtype unless given), laid out in ``memory_format`` (row-major by default;
+    ``agnostic.channels_last`` for 4-D, ``agnostic.channels_last_3d`` for 5-D sizes).
 
         >>> t = agnostic.empty(2, 3)
         >>> t.shape, t.dtype
         (agnostic.Size([2, 3]), agnostic.float32)
+        >>> agnostic.empty(2, 3, 4, 5, memory_format=agnostic.channels_last).stride()
+        (60, 1, 15, 3)
     """
-    return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.empty(shape, dt), pin_memory), requires_grad)
+    strides = _format_strides(memory_format, size)
+    return _leaf(_filled(size, dtype, device, _uninitialized, pin_memory, strides), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -338,50 +364,76 @@ def _cast_scalar(value, dtype):
         return numpy.asarray(value).astype(dtype.numpy_dtype)[()]
 
 
-def _like(input, dtype, device):
-    return (_dtypes.as_dtype(dtype) or input.dtype), (input.device if device is None else device)
+def _like(input, dtype, device, memory_format):
+    """The dtype, device and strides (None: row-major) of a new tensor like ``input``: ``memory_format``'s strides,
+    or for ``preserve_format`` (the default) ``input``'s where they are dense, else dense ones in their order."""
+    memory_format = _layout.check_memory_format(memory_format)
+    shape = input._data.shape
+    if memory_format is _layout.preserve_format:
+        strides = _layout.element_strides(input._data)
+        if strides == _layout.contiguous_strides(shape):
+            strides = None
+        else:
+            strides = _layout.preserved_strides(shape, strides)
+    else:
+        strides = _layout.format_strides(memory_format, shape)
+    return (_dtypes.as_dtype(dtype) or input.dtype), (input.device if device is None else device), strides
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Zeros with ``input``'s shape, dtype and device (unless given).
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_layout.preserve_format):
+    """Zeros with ``input``'s shape, dtype, device and strides (unless given; see ``empty_like``).
 
         >>> agnostic.zeros_like(agnostic.tensor([[1, 2], [3, 4]]))
         tensor([[0, 0],
                 [0, 0]])
     """
-    dtype, device = _like(input, dtype, device)
-    return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    dtype, device, strides = _like(input, dtype, device, memory_format)
+    made = _filled(input._data.shape, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt), strides=strides)
+    return _leaf(made, requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Ones with ``input``'s shape, dtype and device (unless given).
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_layout.preserve_format):
+    """Ones with ``input``'s shape, dtype, device and strides (unless given; see ``empty_like``).
 
         >>> agnostic.ones_like(agnostic.tensor([1.5, 2.5]))
         tensor([1., 1.])
     """
-    dtype, device = _like(input, dtype, device)
-    return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    dtype, device, strides = _like(input, dtype, device, memory_format)
+    made = _filled(input._data.shape, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt), strides=strides)
+    return _leaf(made, requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Uninitialized, with ``input``'s shape, dtype and device (unless given).
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_layout.preserve_format):
+    """Uninitialized, with ``input``'s shape, dtype and device (unless given), laid out in ``memory_format``: by
+    default (``agnostic.preserve_format``) with ``input``'s strides where they are dense, else dense strides in
+    their order, as PyTorch's.
 
         >>> t = agnostic.empty_like(agnostic.tensor([[1, 2, 3]]))
         >>> t.shape, t.dtype
         (agnostic.Size([1, 3]), agnostic.int64)
+        >>> agnostic.empty_like(agnostic.zeros(2, 3).t()).stride()
+        (1, 3)
     """
-    dtype, device = _like(input, dtype, device)
-    return empty(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    dtype, device, strides = _like(input, dtype, device, memory_format)
+    return _leaf(_filled(input._data.shape, dtype, device, _uninitialized, strides=strides), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """``fill_value`` everywhere, with ``input``'s shape, dtype and device (unless given).
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=_layout.preserve_format):
+    """``fill_value`` everywhere, with ``input``'s shape, dtype, device and strides (unless given; see
+    ``empty_like``).
 
         >>> agnostic.full_like(agnostic.tensor([1, 2, 3]), 9)
         tensor([9, 9, 9])
     """
-    dtype, device = _like(input, dtype, device)
-    return full(input.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    dtype, device, strides = _like(input, dtype, device, memory_format)
+    if isinstance(fill_value, TensorBase):
+        fill_value = fill_value.item()
+    device = _target(device)
+    value = keep_negative_zero(_cast_scalar(fill_value, dtype), device)
+    made = _filled(input._data.shape, dtype, device, lambda xp, shape, dt: xp.full(shape, value, dt),
+                   strides=strides)
+    return _leaf(made, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):

@@ -186,7 +186,7 @@ def inner(input, other):
     lead_a, lead_b = tuple(input.shape[:-1]), tuple(other.shape[:-1])
     a = input._data.reshape(math.prod(lead_a), input.shape[-1])
     b = other._data.reshape(math.prod(lead_b), other.shape[-1])
-    product = device.backend.run(device.backend.xp.matmul, a, b.T)
+    product = device.backend.run(device.backend.matmul, a, b.T)
     return wrap(product.reshape(lead_a + lead_b), device)
 
 
@@ -905,6 +905,62 @@ def lu_solve(input, LU_data, LU_pivots):
                 [0.2500]])
     """
     return _linalg("lu_solve")(LU_data, LU_pivots, input)
+
+triangular_solve_result = return_type("triangular_solve", ["solution", "cloned_coefficient"])
+qr_result = return_type("qr", ["Q", "R"])
+
+
+@composite()
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """``(solution, cloned_coefficient)``: the solution ``X`` of ``A X = input`` (``A^T X = input`` with
+    ``transpose``) for triangular ``A``, and a copy of ``A``; the deprecated ``torch.triangular_solve`` (it warns:
+    use ``linalg.solve_triangular(A, input, upper=upper)``, whose arguments are the other way round).
+
+        >>> A = agnostic.tensor([[2.0, 1.0], [0.0, 4.0]])
+        >>> agnostic.tensor([[3.0], [4.0]]).triangular_solve(A).solution
+        tensor([[1.],
+                [1.]])
+    """
+    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will be removed "
+                  "in a future PyTorch release: X = torch.triangular_solve(B, A).solution should be replaced with "
+                  "X = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=4)
+    coefficient = A.mT if transpose else A
+    solution = _linalg("solve_triangular")(coefficient, input, upper=upper != bool(transpose),
+                                           unitriangular=unitriangular)
+    return triangular_solve_result(solution, A.clone())
+
+
+@composite()
+def cholesky(input, upper=False):
+    """The Cholesky factor of each positive-definite matrix of ``input``, lower (``upper``: upper); the deprecated
+    ``torch.cholesky`` of PyTorch 2.x before its removal (it warns: use ``linalg.cholesky(A)``, or
+    ``linalg.cholesky(A).mH`` for the upper factor).
+
+        >>> agnostic.tensor([[4.0, 2.0], [2.0, 2.0]]).cholesky()
+        tensor([[2., 0.],
+                [1., 1.]])
+    """
+    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+                  "PyTorch release: L = torch.cholesky(A) should be replaced with L = torch.linalg.cholesky(A), and "
+                  "U = torch.cholesky(A, upper=True) with U = torch.linalg.cholesky(A).mH", UserWarning, stacklevel=4)
+    return _linalg("cholesky")(input, upper=upper)
+
+
+@composite()
+def qr(input, some=True):
+    """``(Q, R)`` of each matrix of ``input``, reduced (``some=False``: complete); the deprecated ``torch.qr`` of
+    PyTorch 2.x before its removal (it warns: use ``linalg.qr(A, mode='reduced')``, or ``mode='complete'``).
+
+        >>> agnostic.tensor([[3.0, 1.0], [4.0, 2.0]]).qr().R.abs()
+        tensor([[5.0000, 2.2000],
+                [0.0000, 0.4000]])
+    """
+    mode = "reduced" if some else "complete"
+    warnings.warn(f"torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                  f"release: Q, R = torch.qr(A, some={some}) should be replaced with Q, R = torch.linalg.qr(A, "
+                  f"mode='{mode}')", UserWarning, stacklevel=4)
+    return qr_result(*_linalg("qr")(input, mode=mode))
+
 
 __all__ = public_names(globals())
 

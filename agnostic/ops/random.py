@@ -11,7 +11,7 @@ import threading
 
 import numpy
 
-from .. import _dtypes
+from .. import _dtypes, _layout
 from .._allocation import check_allocation
 from .._backends import philox as _philox
 from .._device import CPU
@@ -339,35 +339,48 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return _cast(order, dtype, device)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
-    """``rand`` with ``input``'s shape, dtype and device (unless given).
+def _laid_out_like(result, input, memory_format, requires_grad=False):
+    """A fresh row-major draw ``result`` laid out as ``memory_format`` says for a tensor like ``input`` (by default
+    ``preserve_format``: ``input``'s own layout where it is dense), then made a leaf that requires grad if asked."""
+    if memory_format is None or memory_format is _layout.preserve_format:
+        strides = _layout.preserved_strides(input.shape, input.stride())
+    else:
+        strides = _layout.format_strides(memory_format, input.shape)
+    result = result._laid_out(strides, copy_always=False)
+    return result.requires_grad_() if requires_grad else result
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """``rand`` with ``input``'s shape, dtype, device (unless given) and memory format (``memory_format``).
 
         >>> _ = agnostic.manual_seed(0)
         >>> agnostic.rand_like(agnostic.zeros(2, dtype=agnostic.float64))
         tensor([0.0115, 0.2415], dtype=agnostic.float64)
     """
-    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+    return _laid_out_like(rand(input.shape, dtype=dtype or input.dtype, device=device or input.device), input,
+                          memory_format, requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    """``randn`` with ``input``'s shape, dtype and device (unless given).
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """``randn`` with ``input``'s shape, dtype, device (unless given) and memory format (``memory_format``).
 
         >>> _ = agnostic.manual_seed(0)
         >>> agnostic.randn_like(agnostic.zeros(3))
         tensor([-0.2605, -0.1524,  1.1446])
     """
-    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                 requires_grad=requires_grad)
+    return _laid_out_like(randn(input.shape, dtype=dtype or input.dtype, device=device or input.device), input,
+                          memory_format, requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None):
-    """``randint`` with ``input``'s shape, dtype and device (unless given).
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, memory_format=None):
+    """``randint`` with ``input``'s shape, dtype, device (unless given) and memory format (``memory_format``).
 
         >>> _ = agnostic.manual_seed(0)
         >>> agnostic.randint_like(agnostic.zeros(4, dtype=agnostic.int32), 10)
         tensor([9, 8, 9, 6], dtype=agnostic.int32)
     """
-    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device)
+    return _laid_out_like(randint(low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device),
+                          input, memory_format)
 
 
 # ----- in-place fills and samplers -------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def _accumulating(name, input, dim, keepdim, dtype, backend_name):
 _KEEPS_DTYPE = frozenset(numpy.dtype(n) for n in ("float32", "float64", "complex64", "complex128", "int64"))
 
 
-@composite(shape_only=True, gradients={
+@composite(shape_only=True, device_guard=False, gradients={
     "input": lambda grad, input, dim, keepdim: _expand_back(grad, input, dim, keepdim)})
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (all elements by default); integer and bool inputs sum as int64.
@@ -125,7 +125,10 @@ def _whole_reduction(input, method_name, keepdim):
     if device.backend.host:  # the hot path, inline: NumPy gives a scalar, made a 0-dim array
         return wrap(numpy.asarray(_HOST_WHOLE_REDUCTIONS[method_name](input._data, None, keepdims=keepdim)), device)
     reduce = getattr(input._data, method_name)
-    return wrap(device.backend.run(reduce, keepdims=True) if keepdim else device.backend.run(reduce), device)
+    backend = device.backend
+    if keepdim:
+        return wrap(backend.run(reduce, keepdims=True), device)
+    return wrap(reduce() if backend.is_current() else backend.run(reduce), device)
 
 
 def _product_of_others(input, axis):
@@ -171,7 +174,7 @@ def _floating_input(name, input, dtype):
     return result, operand_array(input, accumulate, input._device)
 
 
-@composite(shape_only=True, gradients={
+@composite(shape_only=True, device_guard=False, gradients={
     "input": lambda grad, input, dim, keepdim: _expand_back(grad, input, dim, keepdim) / _count(input, dim)})
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; needs a floating or complex input (or ``dtype=``), as in PyTorch.

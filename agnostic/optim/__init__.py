@@ -4,23 +4,27 @@ Each optimizer's module lists its public names in ``__all__``; this namespace is
 """
 
 from .. import _coverage
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
+from .adafactor import *  # noqa: F401,F403
 from .adadelta import *  # noqa: F401,F403
 from .adagrad import *  # noqa: F401,F403
 from .adam import *  # noqa: F401,F403
 from .adamax import *  # noqa: F401,F403
 from .adamw import *  # noqa: F401,F403
+from .asgd import *  # noqa: F401,F403
 from .lbfgs import *  # noqa: F401,F403
 from .nadam import *  # noqa: F401,F403
 from .optimizer import *  # noqa: F401,F403
 from .radam import *  # noqa: F401,F403
 from .rmsprop import *  # noqa: F401,F403
+from .rprop import *  # noqa: F401,F403
 from .sgd import *  # noqa: F401,F403
-from . import adadelta, adagrad, adam, adamax, adamw, lbfgs, nadam, optimizer, radam, rmsprop, sgd
+from . import adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, nadam, optimizer, radam, rmsprop, \
+    rprop, sgd
 
-__all__ = sorted(name for part in (adadelta, adagrad, adam, adamax, adamw, lbfgs, nadam, optimizer, radam, rmsprop,
-                                   sgd)
-                 for name in part.__all__) + ["lr_scheduler"]
+__all__ = sorted(name for part in (adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, nadam, optimizer,
+                                   radam, rmsprop, rprop, sgd)
+                 for name in part.__all__) + ["lr_scheduler", "swa_utils"]
 
 
 def __getattr__(name):

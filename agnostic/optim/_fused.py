@@ -18,6 +18,7 @@ from numpy import maximum, sqrt
 
 from .. import _backend
 from .._backends import cpu_kernels, cuda_kernels
+from ..cuda.graphs import capture_in_progress
 
 CHUNK = cuda_kernels.MULTI_TENSOR_CHUNK  # elements per thread block, as the kernel's source has it
 THREADS = 256
@@ -50,9 +51,13 @@ def run(update, lists, scalars, flags, foreach=None):
         by_device.setdefault(_backend.device_of_array(param), []).extend(_real_tasks(arrays))
     for device, tasks in by_device.items():
         backend = device.backend
+        # A CUDA graph capture can't upload the kernel's pointer table (a host-to-device copy): one update per tensor
+        # there, which a replay runs without Python anyway.
+        fusing = foreach is not False and backend.ops.MULTI_TENSOR_KERNELS and not (
+            capture_in_progress() and backend.is_capturing())
         fused, plain = {}, []
         for arrays in tasks:
-            if foreach is not False and backend.ops.MULTI_TENSOR_KERNELS and _kernel_ready(arrays):
+            if fusing and _kernel_ready(arrays):
                 fused.setdefault(arrays[0].dtype, []).append(arrays)
             else:
                 plain.append(arrays)

@@ -12,6 +12,7 @@ from .._tensor import wrap
 from .._tensor_classes import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.tracking import bump_version
+from ..cuda.graphs import capture_in_progress
 
 
 class _RequiredParameter:
@@ -274,6 +275,11 @@ def step_tensor():
 def advance(state):
     """Add one to ``state['step']`` in place (a number from an old checkpoint becomes a tensor, as in PyTorch);
     returns the new count as a float."""
+    if capture_in_progress():
+        raise RuntimeError("this optimizer's step() can't be captured in a CUDA graph: agnostic keeps its step count "
+                           "on the host, so every replay would repeat the first step's bias corrections (PyTorch "
+                           "needs capturable=True there). SGD's step can be captured; or call step() outside the "
+                           "graph")
     step = state["step"]
     if not isinstance(step, Tensor):
         step = state["step"] = wrap(numpy.array(float(step), numpy.float32), CPU)

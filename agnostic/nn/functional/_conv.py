@@ -113,6 +113,13 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.dim() != 4:
         raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
     ph, pw = _pair(padding)
+    _check_sliding_blocks(_pair(kernel_size), _pair(dilation), (ph, pw), _pair(stride))
+    blocks = tuple(_output_size(size, k, d, p, p, st) for size, k, d, p, st in
+                   zip(input.shape[2:], _pair(kernel_size), _pair(dilation), (ph, pw), _pair(stride)))
+    if min(blocks) < 1:
+        raise RuntimeError(f"Given input with spatial size {tuple(input.shape[2:])}, kernel_size={_pair(kernel_size)}, "
+                           f"dilation={_pair(dilation)}, padding={(ph, pw)}, calculated shape of the array of sliding "
+                           f"blocks as {blocks}, but its components must be at least one.")
     columns = windows(input, _pair(kernel_size), _pair(dilation), (ph, ph, pw, pw), _pair(stride))
     n, c, k, oh, ow = columns.shape
     columns = columns.reshape(n, c * k, oh * ow)
@@ -129,11 +136,15 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                   [2., 4., 2.],
                   [1., 2., 1.]]]])
     """
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     unbatched = input.dim() == 2
     if unbatched:
         input = input.unsqueeze(0)
     kernel, dilation, stride = _pair(kernel_size), _pair(dilation), _pair(stride)
     (ph, pw), (h, w) = _pair(padding), _pair(output_size)
+    _check_sliding_blocks(kernel, dilation, (ph, pw), stride)
     padding = (ph, ph, pw, pw)
     n, ck, length = input.shape
     k = kernel[0] * kernel[1]
@@ -146,6 +157,15 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     columns = input.reshape(n, ck // k, k, output[0], output[1])
     out = _Fold.apply(columns, (n, ck // k, h, w), kernel, dilation, padding, stride, output)
     return out.squeeze(0) if unbatched else out
+
+
+def _check_sliding_blocks(kernel, dilation, padding, stride):
+    """fold/unfold's geometry checks, with PyTorch's messages (a zero stride would otherwise divide by zero)."""
+    for what, name, values, low in (("kernel size", "kernel", kernel, 1), ("stride", "stride", stride, 1),
+                                    ("dilation", "dilation", dilation, 1), ("padding", "pad", padding, 0)):
+        if min(values) < low:
+            raise RuntimeError(f"{what} should be {'greater than zero' if low else 'non-negative'}, but got "
+                               f"{name}_height: {values[0]} {name}_width: {values[1]}")
 
 
 def _conv_padding(padding, kernel, dilation, stride):

@@ -42,7 +42,7 @@ class LSTMLayer(Function):
         size = weight_hh.shape[1]
         with backend.activate():
             inputs = xp.ascontiguousarray(input._data).reshape(steps * batch, features)
-            projected = xp.matmul(inputs, weight_ih._data.T)
+            projected = backend.matmul(inputs, weight_ih._data.T)
             if bias_ih is not None:
                 backend.ops.add_row(projected, bias_ih._data + bias_hh._data)
             projected = projected.reshape(steps, batch, 4 * size)
@@ -85,9 +85,9 @@ class LSTMLayer(Function):
                                             ctx.reverse)
             previous = _previous_states(xp, outputs, first_hidden, ctx.reverse)
             flat_gates = grad_gates.reshape(steps * batch, 4 * size)
-            grad_input = xp.matmul(flat_gates, weight_ih._data).reshape(input.shape)
-            grad_weight_ih = xp.matmul(flat_gates.T, inputs)
-            grad_weight_hh = xp.matmul(flat_gates.T, previous.reshape(steps * batch, size))
+            grad_input = backend.matmul(flat_gates, weight_ih._data).reshape(input.shape)
+            grad_weight_ih = backend.matmul(flat_gates.T, inputs)
+            grad_weight_hh = backend.matmul(flat_gates.T, previous.reshape(steps * batch, size))
             grad_biases = [None, None]
             if bias_ih is not None:  # copied here: CuPy copies onto the current device
                 grad_bias = backend.ops.column_sums(flat_gates)

@@ -474,6 +474,26 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 @_autocast.policy
+def pdist(input, p=2):
+    """The p-norm distance between every pair of rows of an (N, M) ``input``: the upper triangle of
+    ``cdist(input, input)`` row by row, an N * (N - 1) / 2 vector, as ``torch.nn.functional.pdist``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.pdist(agnostic.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+        tensor([ 5., 10.,  5.])
+    """
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError(f"pdist only supports floating-point dtypes, got {input.dtype}: convert with .float()")
+    if p < 0:
+        raise RuntimeError(f"pdist only supports non-negative p values, got p={p}")
+    rows, columns = agnostic.triu_indices(input.shape[0], input.shape[0], offset=1, device=input.device)
+    differences = agnostic.sub(input.index_select(0, rows), input.index_select(0, columns))
+    return agnostic.linalg.vector_norm(differences, p, dim=1)
+
+
+@_autocast.policy
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``.
 
@@ -857,5 +877,6 @@ def _log_softmax_gradient_term(log_probs, active_steps):
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cosine_similarity",
            "cross_entropy", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss",
            "margin_ranking_loss", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
-           "multilabel_soft_margin_loss", "nll_loss", "normalize", "pairwise_distance", "poisson_nll_loss",
-           "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+           "multilabel_soft_margin_loss", "nll_loss", "normalize", "pairwise_distance", "pdist",
+           "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss",
+           "triplet_margin_with_distance_loss"]

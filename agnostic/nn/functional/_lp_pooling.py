@@ -1,11 +1,11 @@
-"""lp_pool1d and lp_pool2d: power-average pooling, ``(sum over the window of x^p)^(1/p)``, as PyTorch's."""
+"""lp_pool1d, lp_pool2d and lp_pool3d: power-average pooling, ``(sum over the window of x^p)^(1/p)``, as PyTorch's."""
 
 import math
 
 import agnostic
 
-from .._utils import _pair
-from ._pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from .._utils import _pair, _triple
+from ._pooling import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
 
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, window_size, average, maximum):
@@ -44,4 +44,17 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, width * height, avg_pool2d, max_pool2d)
 
 
-__all__ = ["lp_pool1d", "lp_pool2d"]
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """The p-norm of each window of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input, ``(sum x^p)^(1/p)`` with
+    ``p = norm_type``, as ``torch.nn.functional.lp_pool3d``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.lp_pool3d(agnostic.ones(1, 1, 2, 2, 2), 2, kernel_size=2)
+        tensor([[[[[2.8284]]]]])
+    """
+    depth, height, width = _triple(kernel_size)
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, depth * height * width, avg_pool3d,
+                    max_pool3d)
+
+
+__all__ = ["lp_pool1d", "lp_pool2d", "lp_pool3d"]

@@ -327,6 +327,77 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max_pool(input, 3, output_size, return_indices, "adaptive_max_pool3d")
 
 
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """``max_pool1d`` that always returns ``(values, indices)`` (``return_indices`` is ignored), as
+    ``torch.nn.functional.max_pool1d_with_indices``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.max_pool1d_with_indices(agnostic.tensor([[[1.0, 5.0, 2.0, 0.0]]]), 2)
+        (tensor([[[5., 2.]]]), tensor([[[1, 2]]]))
+    """
+    return _max_pool(input, 1, "max_pool1d", kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """``max_pool2d`` that always returns ``(values, indices)`` (``return_indices`` is ignored), as
+    ``torch.nn.functional.max_pool2d_with_indices``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.max_pool2d_with_indices(agnostic.tensor([[[[1.0, 5.0], [3.0, 4.0]]]]), 2)
+        (tensor([[[[5.]]]]), tensor([[[[1]]]]))
+    """
+    return _max_pool(input, 2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """``max_pool3d`` that always returns ``(values, indices)`` (``return_indices`` is ignored), as
+    ``torch.nn.functional.max_pool3d_with_indices``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.max_pool3d_with_indices(agnostic.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        (tensor([[[[[7.]]]]]), tensor([[[[[7]]]]]))
+    """
+    return _max_pool(input, 3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """``adaptive_max_pool1d`` that always returns ``(values, indices)``, as
+    ``torch.nn.functional.adaptive_max_pool1d_with_indices``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.adaptive_max_pool1d_with_indices(agnostic.tensor([[[1.0, 7.0, 3.0, 4.0, 5.0]]]), 2)
+        (tensor([[[7., 5.]]]), tensor([[[1, 4]]]))
+    """
+    return _adaptive_max_pool(input, 1, output_size, True, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """``adaptive_max_pool2d`` that always returns ``(values, indices)``, as
+    ``torch.nn.functional.adaptive_max_pool2d_with_indices``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.adaptive_max_pool2d_with_indices(agnostic.arange(4.0).reshape(1, 1, 2, 2), 1)
+        (tensor([[[[3.]]]]), tensor([[[[3]]]]))
+    """
+    return _adaptive_max_pool(input, 2, output_size, True, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """``adaptive_max_pool3d`` that always returns ``(values, indices)``, as
+    ``torch.nn.functional.adaptive_max_pool3d_with_indices``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.adaptive_max_pool3d_with_indices(agnostic.arange(8.0).reshape(1, 1, 2, 2, 2), 1)
+        (tensor([[[[[7.]]]]]), tensor([[[[[7]]]]]))
+    """
+    return _adaptive_max_pool(input, 3, output_size, True, "adaptive_max_pool3d")
+
+
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d",
-           "max_pool2d", "max_pool3d"]
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices", "max_pool3d",
+           "max_pool3d_with_indices"]

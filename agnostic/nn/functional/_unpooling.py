@@ -1,9 +1,9 @@
-"""max_unpool1d and max_unpool2d: put each pooled maximum back at the position max_pool's indices recorded, zeros
-elsewhere (a partial inverse of max pooling)."""
+"""max_unpool1d, max_unpool2d and max_unpool3d: put each pooled maximum back at the position max_pool's indices
+recorded, zeros elsewhere (a partial inverse of max pooling)."""
 
 import agnostic
 
-from .._utils import _pair, _single
+from .._utils import _pair, _single, _triple
 
 
 def _unpool_output_size(input, kernel_size, stride, padding, output_size):
@@ -89,4 +89,19 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, size)
 
 
-__all__ = ["max_unpool1d", "max_unpool2d"]
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Undo ``max_pool3d(..., return_indices=True)`` on a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input: each value
+    goes back to its recorded position, the rest are zeros, as ``torch.nn.functional.max_unpool3d``.
+
+        >>> import agnostic.nn.functional as F
+        >>> pooled, indices = F.max_pool3d(agnostic.arange(8.0).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+        >>> F.max_unpool3d(pooled, indices, 2).flatten()
+        tensor([0., 0., 0., 0., 0., 0., 0., 7.])
+    """
+    kernel_size = _triple(kernel_size)
+    stride = kernel_size if stride is None else _triple(stride)
+    size = _unpool_output_size(input, kernel_size, stride, _triple(padding), output_size)
+    return _max_unpool(input, indices, size)
+
+
+__all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d"]

@@ -307,4 +307,37 @@ def pixel_unshuffle(input, downscale_factor):
     return out.reshape(batch + (channels * r * r, height // r, width // r))
 
 
-__all__ = ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest"]
+def channel_shuffle(input, groups):
+    """(N, g * k, *) -> (N, k * g, *): split the channels into ``groups`` groups and interleave them (channel
+    ``i * k + j`` moves to ``j * g + i``), as ``torch.nn.functional.channel_shuffle`` (ShuffleNet's shuffle).
+
+        >>> import agnostic.nn.functional as F
+        >>> F.channel_shuffle(agnostic.arange(6.0).reshape(1, 6, 1), 2).flatten()
+        tensor([0., 3., 1., 4., 2., 5.])
+    """
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    groups = int(groups)
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    batch, channels, *rest = input.shape
+    if channels % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {channels} channels and {groups} "
+                           f"groups.")
+    grouped = input.reshape(batch, groups, channels // groups, *rest)
+    return grouped.transpose(1, 2).reshape(input.shape)
+
+
+def native_channel_shuffle(input, groups):
+    """``channel_shuffle`` under its native-kernel name, as ``torch.nn.functional.native_channel_shuffle``.
+
+        >>> import agnostic.nn.functional as F
+        >>> F.native_channel_shuffle(agnostic.arange(4.0).reshape(1, 4, 1), 2).flatten()
+        tensor([0., 2., 1., 3.])
+    """
+    return channel_shuffle(input, groups)
+
+
+__all__ = ["channel_shuffle", "interpolate", "native_channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "upsample",
+           "upsample_bilinear", "upsample_nearest"]

@@ -3,7 +3,7 @@
 import sys
 
 from ... import _coverage, nn
-from .. import attention, conv, dropout, functional, loss, module, normalization, pooling, transformer
+from .. import attention, conv, dropout, functional, lazy, loss, module, normalization, pooling, transformer
 
 # PyTorch 2.14's public names of each part (its __all__, then the classes it imports that code reaches through it).
 PYTORCH_NAMES = {
@@ -59,6 +59,7 @@ PRIVATE = {
              "_ConvTransposeMixin": conv._ConvTranspose},
     "dropout": {"_DropoutNd": dropout.Dropout},  # the base of agnostic's DropoutNd classes
     "instancenorm": {"_InstanceNorm": normalization._InstanceNorm},
+    "lazy": {"LazyModuleMixin": lazy.LazyModuleMixin},
     "linear": {"NonDynamicallyQuantizableLinear": attention.NonDynamicallyQuantizableLinear},
     "loss": {"_Loss": loss._Loss, "_WeightedLoss": loss._WeightedLoss},
     "module": {"_IncompatibleKeys": module._IncompatibleKeys, "_addindent": module._addindent,
