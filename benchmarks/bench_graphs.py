@@ -3,9 +3,10 @@
     python benchmarks/bench_graphs.py [--steps N] [--repeats R] [--out FILE.md]
 
 The step is PyTorch's whole-network capture recipe: ``zero_grad(set_to_none=True)``, forward of a 784-256-256-10 MLP
-on a batch of 64, cross-entropy, ``backward`` and SGD's ``step`` (momentum 0.9), on inputs already on the GPU. Eager:
-a loop of N steps between two synchronizations; graph: the step captured once (after three warm-up steps on a side
-stream) and ``replay()`` N times between two synchronizations. Median microseconds per step over interleaved
+on a batch of 64, cross-entropy, ``backward`` and the optimizer's ``step``: SGD (momentum 0.9), then Adam with
+``capturable=True`` in both libraries (its step count on the GPU, as capture needs), on inputs already on the GPU.
+Eager: a loop of N steps between two synchronizations; graph: the step captured once (after three warm-up steps on a
+side stream) and ``replay()`` N times between two synchronizations. Median microseconds per step over interleaved
 repeats. agnostic's graph computes its matrix products with CuPy reduction kernels (CuPy refuses cuBLAS during
 capture), PyTorch's with cuBLAS. Needs CUDA; PyTorch is optional (its columns are left out without it). Prints one
 Markdown table; the exit code is 0 (a measurement, not a test).
@@ -24,14 +25,18 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BATCH, SIZES = 64, (784, 256, 256, 10)
 
 
-def _step(library):
-    """One training step of ``library`` (agnostic or torch: the same code runs on both) on its own model and data."""
+def _step(library, optimizer_name):
+    """One training step of ``library`` (agnostic or torch: the same code runs on both) on its own model and data,
+    with SGD (momentum 0.9) or Adam (``capturable=True``: its step count on the GPU, so that it can be captured)."""
     library.manual_seed(0)
     layers = []
     for inputs, outputs in zip(SIZES, SIZES[1:]):
         layers += [library.nn.Linear(inputs, outputs), library.nn.ReLU()]
     model = library.nn.Sequential(*layers[:-1]).cuda()
-    optimizer = library.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    if optimizer_name == "SGD":
+        optimizer = library.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    else:
+        optimizer = library.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
     rng = numpy.random.default_rng(0)
     x = library.tensor(rng.standard_normal((BATCH, SIZES[0])).astype(numpy.float32), device="cuda")
     y = library.tensor(rng.integers(0, SIZES[-1], BATCH), device="cuda")
@@ -82,30 +87,33 @@ def main():
     if not agnostic.cuda.is_available():
         print("bench_graphs needs CUDA")
         return
-    candidates = {"agnostic eager": (_step(agnostic), agnostic.cuda.synchronize),
-                  "agnostic graph": (_graphed(agnostic.cuda, _step(agnostic)), agnostic.cuda.synchronize)}
     try:
         import torch
     except ImportError:
         torch = None
+    libraries = {"agnostic": agnostic}
     if torch is not None and torch.cuda.is_available():
-        candidates["PyTorch eager"] = (_step(torch), torch.cuda.synchronize)
-        candidates["PyTorch graph"] = (_graphed(torch.cuda, _step(torch)), torch.cuda.synchronize)
-    times = {name: [] for name in candidates}
-    for name, (run, synchronize) in candidates.items():
-        _time(run, synchronize, 10)
-    for _ in range(options.repeats):
-        for name, (run, synchronize) in candidates.items():
-            times[name].append(_time(run, synchronize, options.steps))
-    median = {name: statistics.median(values) * 1e6 for name, values in times.items()}
-    lines = ["| MLP 784-256-256-10, batch 64, SGD step | agnostic (us) | PyTorch (us) | agnostic / PyTorch |",
+        libraries["PyTorch"] = torch
+    lines = ["| MLP 784-256-256-10, batch 64, step | agnostic (us) | PyTorch (us) | agnostic / PyTorch |",
              "| --- | ---: | ---: | ---: |"]
-    for mode in ("eager", "graph"):
-        theirs = median.get(f"PyTorch {mode}")
-        ratio = f"{median[f'agnostic {mode}'] / theirs:.2f}x" if theirs else ""
-        lines.append(f"| {mode} | {median[f'agnostic {mode}']:.1f} | {theirs or float('nan'):.1f} | {ratio} |")
-    lines.append(f"| graph replay / eager, agnostic | {median['agnostic graph'] / median['agnostic eager']:.2f}x | "
-                 f"| |")
+    for optimizer_name in ("SGD", "Adam"):
+        candidates = {}
+        for name, library in libraries.items():
+            candidates[f"{name} eager"] = (_step(library, optimizer_name), library.cuda.synchronize)
+            candidates[f"{name} graph"] = (_graphed(library.cuda, _step(library, optimizer_name)),
+                                           library.cuda.synchronize)
+        times = {name: [] for name in candidates}
+        for name, (run, synchronize) in candidates.items():
+            _time(run, synchronize, 10)
+        for _ in range(options.repeats):
+            for name, (run, synchronize) in candidates.items():
+                times[name].append(_time(run, synchronize, options.steps))
+        median = {name: statistics.median(values) * 1e6 for name, values in times.items()}
+        for mode in ("eager", "graph replay"):
+            key = mode.split()[0]
+            ours, theirs = median[f"agnostic {key}"], median.get(f"PyTorch {key}")
+            ratio = f"{ours / theirs:.2f}x" if theirs else ""
+            lines.append(f"| {optimizer_name}, {mode} | {ours:.1f} | {theirs or float('nan'):.1f} | {ratio} |")
     table = "\n".join(lines)
     print(table)
     if options.out:

@@ -110,15 +110,24 @@ def _mlp(seed, device):
                                   agnostic.nn.ReLU(), agnostic.nn.Linear(256, 10)).to(device)
 
 
-def test_a_captured_training_step_trains_as_the_eager_one(cuda_device):
+OPTIMIZERS = {
+    "SGD": lambda parameters: agnostic.optim.SGD(parameters, lr=0.05, momentum=0.9),
+    "Adam capturable": lambda parameters: agnostic.optim.Adam(parameters, lr=1e-3, capturable=True),
+    "AdamW capturable amsgrad": lambda parameters: agnostic.optim.AdamW(parameters, lr=1e-3, amsgrad=True,
+                                                                        capturable=True),
+}
+
+
+@pytest.mark.parametrize("make_optimizer", OPTIMIZERS.values(), ids=OPTIMIZERS.keys())
+def test_a_captured_training_step_trains_as_the_eager_one(cuda_device, make_optimizer):
     """PyTorch's whole-network capture recipe: warm up on a side stream, capture zero_grad, forward, loss, backward
-    and SGD's step, then replay with new data copied into the static input."""
+    and the optimizer's step, then replay with new data copied into the static input."""
     rng = numpy.random.default_rng(1)
     batches = [(rng.standard_normal((64, 784)).astype(numpy.float32), rng.integers(0, 10, 64)) for _ in range(8)]
     with agnostic.cuda.device(cuda_device):
         eager, graphed = _mlp(0, cuda_device), _mlp(0, cuda_device)
-        eager_optimizer = agnostic.optim.SGD(eager.parameters(), lr=0.05, momentum=0.9)
-        optimizer = agnostic.optim.SGD(graphed.parameters(), lr=0.05, momentum=0.9)
+        eager_optimizer = make_optimizer(eager.parameters())
+        optimizer = make_optimizer(graphed.parameters())
         static_input = agnostic.tensor(batches[0][0], device=cuda_device)
         static_target = agnostic.tensor(batches[0][1], device=cuda_device)
 
@@ -246,3 +255,24 @@ def test_graphed_module_gives_eager_outputs_and_gradients(cuda_device):
         model.eval()  # eval mode runs the module eagerly, as PyTorch's graphed modules do
         numpy.testing.assert_allclose(model(sample).detach().cpu().numpy(),
                                       reference(sample).detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("options", [{}, {"amsgrad": True}, {"weight_decay": 0.1}, {"maximize": True},
+                                     {"weight_decay": 0.1, "decoupled_weight_decay": True}], ids=str)
+def test_capturable_adam_counts_steps_on_the_device_and_updates_as_adam(device, options):
+    trajectories = []
+    for capturable in (False, True):
+        agnostic.manual_seed(0)
+        model = agnostic.nn.Linear(5, 3).to(device, agnostic.float64)
+        optimizer = agnostic.optim.Adam(model.parameters(), lr=0.05, capturable=capturable, **options)
+        x = agnostic.randn(8, 5, dtype=agnostic.float64, device=device)
+        for _ in range(10):
+            optimizer.zero_grad()
+            (model(x) ** 2).sum().backward()
+            optimizer.step()
+        step = optimizer.state[model.weight]["step"]
+        assert step.item() == 10 and step.device == (model.weight.device if capturable else agnostic.device("cpu"))
+        trajectories.append([p.detach().cpu().numpy() for p in model.parameters()])
+    for eager, on_device in zip(*trajectories):
+        # the step count is float32 (as PyTorch's capturable Adam), so the bias corrections round in float32
+        numpy.testing.assert_allclose(on_device, eager, rtol=1e-4, atol=1e-5)

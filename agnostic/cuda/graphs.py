@@ -10,7 +10,8 @@ since a replay writes into their memory whether or not something else has been g
 
 What can't be captured raises while capturing, with what to do instead: anything that waits for the GPU on the host
 (``.item()``, ``bool(t)``, printing, data-dependent shapes such as ``nonzero`` or boolean masks), random draws
-(their offsets would repeat on every replay), and optimizers whose step count lives on the host (all but SGD).
+(their offsets would repeat on every replay), and optimizers whose step count lives on the host (all but SGD, and
+Adam or AdamW with ``capturable=True``).
 Matrix products are captured through a CuPy reduction kernel instead of cuBLAS, which CuPy refuses during capture.
 """
 
@@ -61,7 +62,8 @@ def graph_pool_handle():
 
 class CUDAGraph:
     """A captured CUDA graph, as ``torch.cuda.CUDAGraph``: ``capture_begin()``/``capture_end()`` around the work to
-    record (or the ``agnostic.cuda.graph`` context), then ``replay()`` as often as wanted.
+    record (or the ``agnostic.cuda.graph`` context), then ``replay()`` as often as wanted. (``keep_graph`` is
+    accepted for PyTorch's signature: CuPy makes the graph ready to launch when the capture ends either way.)
 
         >>> g = agnostic.cuda.CUDAGraph()  # doctest: +SKIP
         >>> x = agnostic.zeros(3, device="cuda")  # doctest: +SKIP

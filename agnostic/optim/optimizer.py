@@ -276,10 +276,10 @@ def advance(state):
     """Add one to ``state['step']`` in place (a number from an old checkpoint becomes a tensor, as in PyTorch);
     returns the new count as a float."""
     if capture_in_progress():
-        raise RuntimeError("this optimizer's step() can't be captured in a CUDA graph: agnostic keeps its step count "
-                           "on the host, so every replay would repeat the first step's bias corrections (PyTorch "
-                           "needs capturable=True there). SGD's step can be captured; or call step() outside the "
-                           "graph")
+        raise RuntimeError("this optimizer's step() can't be captured in a CUDA graph: it keeps its step count on the "
+                           "host, so every replay would repeat the first step's bias corrections. SGD's step and "
+                           "Adam's or AdamW's with capturable=True (the count on the device) can be captured; or call "
+                           "step() outside the graph")
     step = state["step"]
     if not isinstance(step, Tensor):
         step = state["step"] = wrap(numpy.array(float(step), numpy.float32), CPU)
