@@ -193,7 +193,9 @@ def test_graphs_sharing_a_pool_replay_in_sequence(cuda_device):
     (lambda x: (x * 2).sum().item(), "can't be copied to the host while a CUDA graph captures"),
     (lambda x: bool((x > 0).any()), "can't be copied to the host"),
     (lambda x: x + agnostic.randn(3, device=x.device), "random numbers can't be drawn while a CUDA graph captures"),
-], ids=["item", "bool", "randn"])
+    (lambda x: agnostic.linalg.inv(agnostic.eye(3, device=x.device) + x.diag()),  # cuSOLVER and a host read
+     "this operation can't be captured in a CUDA graph .*move it before or after the capture"),
+], ids=["item", "bool", "randn", "inv"])
 def test_what_cannot_be_captured_says_so(cuda_device, work, says):
     with agnostic.cuda.device(cuda_device):
         x = agnostic.ones(3, device=cuda_device)

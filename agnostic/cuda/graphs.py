@@ -216,9 +216,11 @@ class graph:
 
 
 def _is_capture_refusal(error):
-    """Whether ``error`` is CUDA's or CuPy's refusal of an operation that a capture can't record."""
-    text = str(error).lower()
-    return isinstance(error, (RuntimeError, NotImplementedError)) and "captur" in text
+    """Whether ``error`` is CUDA's or CuPy's refusal of an operation that a capture can't record (agnostic's own
+    refusals already say what to do, and name the CUDA graph: they pass through as they are)."""
+    text = str(error)
+    return isinstance(error, (RuntimeError, NotImplementedError)) and "captur" in text.lower() and \
+        "CUDA graph" not in text
 
 
 def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unused_input=False, pool=None):
