@@ -56,6 +56,8 @@ from . import nn, optim, utils
 from . import func
 from .func import vmap
 from ._torch_level import *  # noqa: F401,F403
+from ._autocast_legacy import *  # noqa: F401,F403
+from ._sampling import *  # noqa: F401,F403
 from . import backends, distributed
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .serialization import load, save

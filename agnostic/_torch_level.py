@@ -1,5 +1,6 @@
 """PyTorch's top-level forms of layer functions (``torch.conv2d``, ``torch.batch_norm``, ``torch.embedding``...) and
 the smaller ``torch.*`` utilities, with PyTorch's own signatures where they differ from ``torch.nn.functional``'s.
+(Autocast's older state functions are in ``_autocast_legacy``, Poisson and binomial samples in ``_sampling``.)
 
 The layer functions delegate to ``agnostic.nn.functional`` (so gradients come with them); PyTorch's top-level losses
 take ``reduction`` as an int (0: ``'none'``, 1: ``'mean'``, 2: ``'sum'``), as ATen's do.
@@ -9,12 +10,11 @@ import builtins
 import math
 import numbers
 import os
-import threading
 import warnings
 
 import numpy
 
-from . import _autocast, _dtypes
+from . import _dtypes
 from . import _legacy_types
 from ._device import set_default_device
 from ._dtypes import set_default_dtype
@@ -25,7 +25,6 @@ from .cuda import OutOfMemoryError
 from .nn import functional as _functional
 from .nn.functional import _dropout
 from .ops import creation as _creation
-from .ops import random as _random
 import agnostic as _agnostic
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -1048,217 +1047,6 @@ def index_put_(input, indices, values, accumulate=False):
     return input.index_put_(indices, values, accumulate)
 
 
-# ----- autocast's state (PyTorch's older functions over it) -------------------------------------------------------
-def _deprecated(old, new):
-    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
-
-
-class _AutocastSettings(threading.local):
-    """This thread's autocast dtypes set while autocast was off, and its nesting count, as PyTorch keeps them."""
-
-    def __init__(self):
-        self.dtypes = {}
-        self.nesting = 0
-        self.opened = False  # whether set_autocast_enabled counts this thread in OPEN_REGIONS
-
-
-_settings = _AutocastSettings()
-_regions_lock = threading.Lock()
-
-
-def _check_device_type(device_type):
-    if device_type not in _autocast.DEFAULT_DTYPES:
-        raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}': agnostic autocasts "
-                           "on 'cuda' and 'cpu'")
-
-
-def _configured_dtype(device_type):
-    return _autocast.STATE.enabled.get(device_type) or _settings.dtypes.get(device_type) or \
-        _autocast.DEFAULT_DTYPES[device_type]
-
-
-def _set_enabled(device_type, enabled):
-    _check_device_type(device_type)
-    state = _autocast.STATE
-    regions = dict(state.enabled)
-    if enabled:
-        regions[device_type] = _configured_dtype(device_type)
-    else:
-        regions.pop(device_type, None)
-    state.enabled = regions
-    # Wrapped ops look at autocast's state only while some region is open: count this thread as one while it
-    # has autocast on through these functions.
-    with _regions_lock:
-        if regions and not _settings.opened:
-            _autocast.OPEN_REGIONS[0] += 1
-            _settings.opened = True
-        elif not regions and _settings.opened:
-            _autocast.OPEN_REGIONS[0] -= 1
-            _settings.opened = False
-
-
-def _set_dtype(device_type, dtype):
-    _check_device_type(device_type)
-    dtype = _dtypes.as_dtype(dtype)
-    _settings.dtypes[device_type] = dtype
-    state = _autocast.STATE
-    if device_type in state.enabled:
-        state.enabled = {**state.enabled, device_type: dtype}
-
-
-def set_autocast_enabled(device_type, enabled=None):
-    """Turn autocast on or off for ``device_type`` in this thread, outside any ``with autocast`` block, as
-    ``torch.set_autocast_enabled`` (``set_autocast_enabled(enabled)`` alone means CUDA, as PyTorch's older form).
-
-        >>> agnostic.set_autocast_enabled("cpu", True)
-        >>> agnostic.is_autocast_enabled("cpu")
-        True
-        >>> agnostic.set_autocast_enabled("cpu", False)
-    """
-    if enabled is None:
-        device_type, enabled = "cuda", device_type
-    _set_enabled(device_type, bool(enabled))
-
-
-def set_autocast_cpu_enabled(enabled):
-    """Deprecated ``set_autocast_enabled("cpu", enabled)``, as ``torch.set_autocast_cpu_enabled``.
-
-        >>> import warnings
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     agnostic.set_autocast_cpu_enabled(False)
-    """
-    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
-    _set_enabled("cpu", bool(enabled))
-
-
-def is_autocast_cpu_enabled():
-    """Deprecated ``is_autocast_enabled("cpu")``, as ``torch.is_autocast_cpu_enabled``.
-
-        >>> import warnings
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     agnostic.is_autocast_cpu_enabled()
-        False
-    """
-    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
-    return "cpu" in _autocast.STATE.enabled
-
-
-def set_autocast_dtype(device_type, dtype):
-    """The dtype autocast uses for ``device_type`` in this thread (now, if it is on, and when it is next turned on
-    by ``set_autocast_enabled``), as ``torch.set_autocast_dtype``.
-
-        >>> agnostic.set_autocast_dtype("cpu", agnostic.float16)
-        >>> agnostic.get_autocast_cpu_dtype()  # doctest: +SKIP
-        agnostic.float16
-        >>> agnostic.set_autocast_dtype("cpu", agnostic.bfloat16)
-    """
-    _set_dtype(device_type, dtype)
-
-
-def get_autocast_cpu_dtype():
-    """Deprecated ``get_autocast_dtype("cpu")``, as ``torch.get_autocast_cpu_dtype``.
-
-        >>> import warnings
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     agnostic.get_autocast_cpu_dtype()
-        agnostic.bfloat16
-    """
-    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
-    return _configured_dtype("cpu")
-
-
-def get_autocast_gpu_dtype():
-    """Deprecated ``get_autocast_dtype("cuda")``, as ``torch.get_autocast_gpu_dtype``.
-
-        >>> import warnings
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     agnostic.get_autocast_gpu_dtype()
-        agnostic.float16
-    """
-    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
-    return _configured_dtype("cuda")
-
-
-def set_autocast_cpu_dtype(dtype):
-    """Deprecated ``set_autocast_dtype("cpu", dtype)``, as ``torch.set_autocast_cpu_dtype``.
-
-        >>> import warnings
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     agnostic.set_autocast_cpu_dtype(agnostic.bfloat16)
-    """
-    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
-    _set_dtype("cpu", dtype)
-
-
-def set_autocast_gpu_dtype(dtype):
-    """Deprecated ``set_autocast_dtype("cuda", dtype)``, as ``torch.set_autocast_gpu_dtype``.
-
-        >>> import warnings
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     agnostic.set_autocast_gpu_dtype(agnostic.float16)
-    """
-    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
-    _set_dtype("cuda", dtype)
-
-
-def autocast_increment_nesting():
-    """Count one more autocast region entered in this thread; returns the count, as
-    ``torch.autocast_increment_nesting`` (``torch.autocast`` calls it on entry).
-
-        >>> agnostic.autocast_increment_nesting(), agnostic.autocast_decrement_nesting()
-        (1, 0)
-    """
-    _settings.nesting += 1
-    return _settings.nesting
-
-
-def autocast_decrement_nesting():
-    """Count one autocast region left in this thread; returns the count (at 0, the caller clears the cache with
-    ``clear_autocast_cache``), as ``torch.autocast_decrement_nesting``.
-
-        >>> agnostic.autocast_increment_nesting(), agnostic.autocast_decrement_nesting()
-        (1, 0)
-    """
-    _settings.nesting -= 1
-    return _settings.nesting
-
-
-def clear_autocast_cache():
-    """Drop this thread's autocast casts of leaf tensors (weights), as ``torch.clear_autocast_cache``.
-
-        >>> agnostic.clear_autocast_cache()
-    """
-    _autocast.STATE.cache.clear()
-
-
-def is_autocast_cache_enabled():
-    """Whether autocast keeps its casts of leaf tensors for reuse in this thread, as
-    ``torch.is_autocast_cache_enabled``.
-
-        >>> agnostic.is_autocast_cache_enabled()
-        True
-    """
-    return _autocast.STATE.cache_enabled
-
-
-def set_autocast_cache_enabled(enabled):
-    """Keep (or not) autocast's casts of leaf tensors for reuse in this thread, as
-    ``torch.set_autocast_cache_enabled``.
-
-        >>> agnostic.set_autocast_cache_enabled(False)
-        >>> agnostic.is_autocast_cache_enabled()
-        False
-        >>> agnostic.set_autocast_cache_enabled(True)
-    """
-    _autocast.STATE.cache_enabled = bool(enabled)
-
-
 # ----- control flow -----------------------------------------------------------------------------------------------
 def cond(pred, true_fn, false_fn, operands=()):
     """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, as ``torch.cond`` run eagerly: ``pred`` is
@@ -1282,155 +1070,6 @@ def cond(pred, true_fn, false_fn, operands=()):
     return (true_fn if pred else false_fn)(*operands)
 
 
-# ----- Poisson and binomial samples -------------------------------------------------------------------------------
-def _uniform(shape, generator, device):
-    """float64 uniforms in [0, 1) from the device's Philox stream (the same on every device)."""
-    return _agnostic.rand(shape, generator=generator, dtype=_dtypes.float64, device=device)
-
-
-def poisson(input, generator=None):
-    """Poisson samples with rates ``input`` (non-negative, floating), in ``input``'s dtype, as ``torch.poisson``.
-
-    Every device draws the same numbers for the same seed: all draws are float64 uniforms from agnostic's Philox
-    stream, taken in rounds of one per element (an element that has its sample ignores the rest of the round).
-    Rates below 10 use multiplication of uniforms (Knuth: the count of factors before the product drops below
-    ``exp(-rate)``); larger rates use Hörmann's transformed rejection with squeeze (PTRS, 1993), two uniforms a
-    round, accepting by the exact log-probability. The results carry no gradient.
-
-        >>> _ = agnostic.manual_seed(0)
-        >>> agnostic.poisson(agnostic.tensor([0.0, 1.0, 4.0, 100.0]))
-        tensor([ 0.,  0.,  7., 93.])
-    """
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"poisson" is not implemented for {input.dtype}; use a floating-point rate tensor')
-    rate = input.detach().to(_dtypes.float64)
-    if bool((rate < 0).any()):
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    shape, device = rate.shape, rate.device
-    result = _agnostic.zeros(shape, dtype=_dtypes.float64, device=device)
-    small = rate < 10
-    if bool(small.any()):
-        # Knuth: multiply uniforms until the product falls to exp(-rate); the sample is the count before that.
-        limit = _agnostic.exp(-rate)
-        product = _agnostic.ones_like(rate)
-        active = small & (rate > 0)
-        while bool(active.any()):
-            product = _agnostic.where(active, product * _uniform(shape, generator, device), product)
-            more = active & (product > limit)
-            result = _agnostic.where(more, result + 1, result)
-            active = more
-    large = ~small & ~_agnostic.isnan(rate)
-    if bool(large.any()):
-        result = _agnostic.where(large, _poisson_ptrs(rate.clamp(min=10), large, generator), result)
-    result = _agnostic.where(_agnostic.isnan(rate), rate, result)
-    return result.to(input.dtype)
-
-
-def _poisson_ptrs(rate, pending, generator):
-    """Hörmann's PTRS samples for ``rate >= 10`` where ``pending``."""
-    shape, device = rate.shape, rate.device
-    root, log_rate = rate.sqrt(), rate.log()
-    b = 0.931 + 2.53 * root
-    a = -0.059 + 0.02483 * b
-    log_inverse_alpha = _agnostic.log(1.1239 + 1.1328 / (b - 3.4))
-    v_r = 0.9277 - 3.6224 / (b - 2)
-    result = _agnostic.zeros_like(rate)
-    while bool(pending.any()):
-        u = _uniform(shape, generator, device) - 0.5
-        v = _uniform(shape, generator, device)
-        us = 0.5 - u.abs()
-        k = _agnostic.floor((2 * a / us + b) * u + rate + 0.43)
-        quick = (us >= 0.07) & (v <= v_r)
-        possible = (k >= 0) & ~((us < 0.013) & (v > us))
-        safe_k = k.clamp(min=0)
-        log_ratio = -rate + safe_k * log_rate - _agnostic.lgamma(safe_k + 1)
-        accepted = quick | (possible & (v.log() + log_inverse_alpha - _agnostic.log(a / (us * us) + b) <= log_ratio))
-        taken = pending & accepted
-        result = _agnostic.where(taken, k, result)
-        pending = pending & ~accepted
-    return result
-
-
-def binomial(count, prob, generator=None):
-    """Binomial samples: successes in ``count`` trials of success probability ``prob`` (floating tensors,
-    broadcast together), in ``count``'s dtype, as ``torch.binomial``.
-
-    Every device draws the same numbers for the same seed: all draws are float64 uniforms from agnostic's Philox
-    stream, in rounds of one per element. With ``p = min(prob, 1 - prob)`` (the sample is mirrored as
-    ``count - k`` for ``prob > 0.5``): where ``count * p < 10``, inversion by geometric waiting times (PyTorch's
-    algorithm: count the successes whose geometric gaps fit in ``count`` trials); elsewhere Hörmann's BTRS
-    (transformed rejection with squeeze, 1993), accepting by the exact log-probability ratio. The results carry no
-    gradient.
-
-        >>> _ = agnostic.manual_seed(0)
-        >>> agnostic.binomial(agnostic.tensor([10.0, 10.0, 1000.0]), agnostic.tensor([0.0, 1.0, 0.5]))
-        tensor([  0.,  10., 510.])
-    """
-    for name, value in (("count", count), ("prob", prob)):
-        if not isinstance(value, TensorBase) or not value.dtype.is_floating_point:
-            described = value.dtype if isinstance(value, TensorBase) else type(value).__name__
-            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: {described}")
-    trials, probability = _agnostic.broadcast_tensors(count.detach().to(_dtypes.float64),
-                                                      prob.detach().to(_dtypes.float64))
-    trials, probability = trials.contiguous(), probability.contiguous()
-    shape, device = trials.shape, trials.device
-    mirrored = probability > 0.5
-    p = _agnostic.where(mirrored, 1 - probability, probability).clamp(min=0.0)
-    undefined = _agnostic.isnan(trials) | _agnostic.isnan(probability)
-    trivial = (trials <= 0) | (p <= 0) | undefined
-    result = _agnostic.zeros(shape, dtype=_dtypes.float64, device=device)
-    mean = trials * p
-    inversion = ~trivial & (mean < 10)
-    if bool(inversion.any()):
-        # Successes are the geometric gaps (trials to the next success) that fit in ``trials`` trials.
-        log_q = _agnostic.log1p(-p.clamp(max=0.5))
-        used = _agnostic.zeros_like(trials)
-        active = inversion.clone()
-        while bool(active.any()):
-            gap = _agnostic.ceil(_uniform(shape, generator, device).log() / log_q)
-            used = _agnostic.where(active, used + gap, used)
-            fits = active & (used <= trials)
-            result = _agnostic.where(fits, result + 1, result)
-            active = fits
-    rejection = ~trivial & ~(mean < 10)
-    if bool(rejection.any()):
-        safe = _agnostic.where(rejection, p, _agnostic.full_like(p, 0.5))
-        safe_trials = _agnostic.where(rejection, trials, _agnostic.full_like(trials, 100.0))
-        result = _agnostic.where(rejection, _binomial_btrs(safe_trials, safe, rejection, generator), result)
-    result = _agnostic.where(mirrored & ~undefined, trials - result, result)
-    result = _agnostic.where(undefined, _agnostic.full_like(result, math.nan), result)
-    return result.to(count.dtype)
-
-
-def _binomial_btrs(n, p, pending, generator):
-    """Hörmann's BTRS samples for ``n * p >= 10`` and ``p <= 0.5`` where ``pending``."""
-    shape, device = n.shape, n.device
-    spread = (n * p * (1 - p)).sqrt()
-    b = 1.15 + 2.53 * spread
-    a = -0.0873 + 0.0248 * b + 0.01 * p
-    c = n * p + 0.5
-    v_r = 0.92 - 4.2 / b
-    log_odds = _agnostic.log(p) - _agnostic.log1p(-p)
-    log_alpha = _agnostic.log((2.83 + 5.1 / b) * spread)
-    mode = _agnostic.floor((n + 1) * p)
-    log_mode_probability = -_agnostic.lgamma(mode + 1) - _agnostic.lgamma(n - mode + 1) + mode * log_odds
-    result = _agnostic.zeros_like(n)
-    while bool(pending.any()):
-        u = _uniform(shape, generator, device) - 0.5
-        v = _uniform(shape, generator, device)
-        us = 0.5 - u.abs()
-        k = _agnostic.floor((2 * a / us + b) * u + c)
-        inside = (k >= 0) & (k <= n)
-        quick = inside & (us >= 0.07) & (v <= v_r)
-        safe_k = k.clamp(min=0).minimum(n)
-        log_ratio = (-_agnostic.lgamma(safe_k + 1) - _agnostic.lgamma(n - safe_k + 1) + safe_k * log_odds
-                     - log_mode_probability)
-        accepted = quick | (inside & (v.log() + log_alpha - _agnostic.log(a / (us * us) + b) <= log_ratio))
-        result = _agnostic.where(pending & accepted, k, result)
-        pending = pending & ~accepted
-    return result
-
-
 __all__ = [
     "OutOfMemoryError", "GradScaler",
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
@@ -1450,9 +1089,5 @@ __all__ = [
     "get_num_interop_threads", "set_num_interop_threads", "init_num_threads",
     "has_lapack", "has_mkl", "has_openmp", "has_spectral",
     "range", "frombuffer", "gcd_", "lcm_", "sinc_", "addmv_", "conj_physical_", "index_put_",
-    "set_autocast_enabled", "set_autocast_cpu_enabled", "is_autocast_cpu_enabled", "set_autocast_dtype",
-    "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype",
-    "autocast_increment_nesting", "autocast_decrement_nesting", "clear_autocast_cache", "is_autocast_cache_enabled",
-    "set_autocast_cache_enabled",
-    "cond", "poisson", "binomial",
+    "cond",
 ]

@@ -495,7 +495,7 @@ def test_binomial_edge_cases_and_broadcasting(device):
 
 def test_names_agree_with_pytorchs_signatures():
     torch = pytest.importorskip("torch")
-    from agnostic import _torch_level
+    from agnostic import _autocast_legacy, _sampling, _torch_level
 
-    for name in _torch_level.__all__:
+    for name in _torch_level.__all__ + _autocast_legacy.__all__ + _sampling.__all__:
         assert hasattr(torch, name), name
