@@ -1003,11 +1003,20 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     return result
 
 
-def _raise_if_singular(name, A, info):
+def _first_failure(info):
+    """``(batch index, the failing diagonal position)`` of the first matrix whose factorization's ``info`` is
+    non-zero, or None when every one succeeded (LAPACK's convention: ``info`` is the 1-based position)."""
     failed = info.reshape(-1).cpu().numpy()
-    if failed.any():
-        index = int(numpy.flatnonzero(failed)[0])
-        position = int(failed[index])
+    if not failed.any():
+        return None
+    index = int(numpy.flatnonzero(failed)[0])
+    return index, int(failed[index])
+
+
+def _raise_if_singular(name, A, info):
+    failure = _first_failure(info)
+    if failure is not None:
+        index, position = failure
         raise RuntimeError(f"{name}: {_batch_text(A, index)}U[{position},{position}] is zero and using it on "
                            "lu_solve would result in a division by zero. If you still want to perform the "
                            "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
@@ -1378,10 +1387,9 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
 
 
 def _raise_if_block_singular(name, A, info):
-    failed = info.reshape(-1).cpu().numpy()
-    if failed.any():
-        index = int(numpy.flatnonzero(failed)[0])
-        position = int(failed[index])
+    failure = _first_failure(info)
+    if failure is not None:
+        index, position = failure
         raise RuntimeError(f"{name}: {_batch_text(A, index)}The factorization could not be completed because D"
                            f"[{position},{position}] is exactly zero (the matrix is singular); ldl_solve would "
                            "divide by zero. Use linalg.ldl_factor_ex without check_errors to factor it anyway")
