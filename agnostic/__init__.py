@@ -47,6 +47,10 @@ from .ops.windows import *  # noqa: F401,F403
 from .ops.numerical import *  # noqa: F401,F403
 from .ops.spectral import *  # noqa: F401,F403
 from .ops.strided import *  # noqa: F401,F403
+from .ops.sparse import *  # noqa: F401,F403
+from .ops.storage import *  # noqa: F401,F403
+from .ops.factorizations import *  # noqa: F401,F403
+from .ops.activations import *  # noqa: F401,F403
 from . import autograd, cuda
 from . import accelerator
 from . import amp, fft, linalg, special
@@ -58,6 +62,11 @@ from .func import vmap
 from ._torch_level import *  # noqa: F401,F403
 from ._autocast_legacy import *  # noqa: F401,F403
 from ._sampling import *  # noqa: F401,F403
+from ._aten_extras import *  # noqa: F401,F403
+from ._rnn_functions import *  # noqa: F401,F403
+from ._batch_norm_functions import *  # noqa: F401,F403
+from .storage import *  # noqa: F401,F403
+from . import sparse, storage
 from . import backends, distributed
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .serialization import load, save

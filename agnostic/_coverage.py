@@ -20,8 +20,7 @@ MIRRORS = {
 # PyTorch subsystems agnostic does not have, named in the error a user gets for them.
 FEATURES = {
     "jit": "TorchScript (torch.jit)", "script": "TorchScript (torch.jit)", "fx": "FX graph tracing (torch.fx)",
-    "onnx": "ONNX export (torch.onnx)", "export": "graph export (torch.export)", "sparse": "sparse tensors",
-    "sparse_coo_tensor": "sparse tensors", "sparse_csr_tensor": "sparse tensors", "quantization": "quantization",
+    "onnx": "ONNX export (torch.onnx)", "export": "graph export (torch.export)", "quantization": "quantization",
     "ao": "quantization (torch.ao)", "quantize_per_tensor": "quantization", "nested": "nested tensors",
     "masked": "masked tensors", "mps": "Apple GPUs (MPS)", "xpu": "Intel GPUs (XPU)", "mtia": "MTIA accelerators",
     "hub": "model downloads (torch.hub)",

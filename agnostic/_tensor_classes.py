@@ -17,8 +17,8 @@ from .autograd import functions as _autograd_functions
 from .autograd.tracking import set_requires_grad
 from .cuda.memory import record_stream as _record_stream
 from .ops import (  # noqa: F401  (declarations)
-    complex, creation, elementwise, indexing, linalg, numerical, random, reduction, shape, sorting, spectral, statistics,
-    strided,
+    activations, complex, creation, elementwise, factorizations, indexing, linalg, numerical, random, reduction, shape, sorting,
+    sparse, spectral, statistics, storage, strided,
 )
 from .ops._registry import declared_methods, tensor_method
 
@@ -259,10 +259,22 @@ class Tensor(TensorMethods, TensorBase, role="plain"):
 
         return is_shared(self)
 
-    # ----- what PyTorch programs ask about a tensor's kind: agnostic's are dense, strided, on a CPU or CUDA ------
+    # ----- what PyTorch programs ask about a tensor's kind: these are dense, strided, on a CPU or CUDA (sparse
+    # tensors, a subclass made by ops.sparse, answer for themselves) ---------------------------------------------
     is_meta = _never("is_meta", "meta tensors (shapes without data)")
-    is_sparse = _never("is_sparse", "sparse COO tensors")
-    is_sparse_csr = _never("is_sparse_csr", "sparse CSR tensors")
+    is_sparse = property(lambda self: False, doc="""Whether this is a sparse COO tensor (``torch.Tensor.is_sparse``):
+        False for dense tensors, True for those ``sparse_coo_tensor`` and ``to_sparse()`` make.
+
+            >>> agnostic.zeros(2).is_sparse, agnostic.zeros(2).to_sparse().is_sparse
+            (False, True)
+        """)
+    is_sparse_csr = property(lambda self: False, doc="""Whether this is a sparse CSR tensor
+        (``torch.Tensor.is_sparse_csr``): False for dense tensors, True for those ``sparse_csr_tensor`` and
+        ``to_sparse_csr()`` make.
+
+            >>> agnostic.zeros(2, 2).is_sparse_csr, agnostic.zeros(2, 2).to_sparse_csr().is_sparse_csr
+            (False, True)
+        """)
     is_quantized = _never("is_quantized", "quantized tensors")
     is_nested = _never("is_nested", "nested tensors")
     is_mkldnn = _never("is_mkldnn", "MKL-DNN tensors")
@@ -276,10 +288,11 @@ class Tensor(TensorMethods, TensorBase, role="plain"):
 
     @property
     def layout(self):
-        """The memory layout: ``agnostic.strided``, the only one agnostic has (``torch.Tensor.layout``).
+        """The memory layout (``torch.Tensor.layout``): ``agnostic.strided`` for dense tensors; sparse tensors
+        answer ``agnostic.sparse_coo``, ``sparse_csr``...
 
-            >>> agnostic.zeros(2, 3).layout
-            agnostic.strided
+            >>> agnostic.zeros(2, 3).layout, agnostic.zeros(2, 3).to_sparse().layout
+            (agnostic.strided, agnostic.sparse_coo)
         """
         return _layout.strided
 

@@ -16,6 +16,7 @@ import numpy
 
 from . import _dtypes
 from . import _legacy_types
+from . import storage as _storage
 from ._device import set_default_device
 from ._dtypes import set_default_dtype
 from ._tensor import TensorBase
@@ -325,15 +326,6 @@ def selu_(input):
     return _functional.selu_(input)
 
 
-def prelu(input, weight):
-    """PReLU, as ``torch.prelu``: ``x`` where positive, ``weight * x`` elsewhere (``weight`` per channel, dim 1).
-
-        >>> agnostic.prelu(agnostic.tensor([-2.0, 3.0]), agnostic.tensor([0.25]))
-        tensor([-0.5000,  3.0000])
-    """
-    return _functional.prelu(input, weight)
-
-
 def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
     """Randomized leaky ReLU, as ``torch.rrelu``: in training, negative inputs are scaled by slopes drawn from
     ``U(lower, upper)`` (from ``generator`` when given); otherwise by ``(lower + upper) / 2``.
@@ -384,15 +376,6 @@ def threshold_(input, threshold, value):
         (True, tensor([-5.,  2.]))
     """
     return _functional.threshold_(input, threshold, value)
-
-
-def hardshrink(input, lambd=0.5):
-    """``x`` where ``|x| > lambd``, 0 elsewhere, as ``torch.hardshrink``.
-
-        >>> agnostic.hardshrink(agnostic.tensor([-1.0, 0.2, 0.7]))
-        tensor([-1.0000,  0.0000,  0.7000])
-    """
-    return _functional.hardshrink(input, lambd)
 
 
 # ----- shuffles and padding ---------------------------------------------------------------------------------------
@@ -787,13 +770,12 @@ def typename(obj):
 
 
 def is_storage(obj):
-    """Whether ``obj`` is a storage object, as ``torch.is_storage``: always False, agnostic's tensors own their arrays
-    and have no separate storage objects.
+    """Whether ``obj`` is a storage (``UntypedStorage`` or ``TypedStorage``), as ``torch.is_storage``.
 
-        >>> agnostic.is_storage(agnostic.ones(1))
-        False
+        >>> agnostic.is_storage(agnostic.ones(1).untyped_storage()), agnostic.is_storage(agnostic.ones(1))
+        (True, False)
     """
-    return False
+    return isinstance(obj, (_storage.UntypedStorage, _storage.TypedStorage))
 
 
 def is_inference_mode_enabled():
@@ -1075,7 +1057,7 @@ __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
     "batch_norm", "native_batch_norm", "layer_norm", "native_layer_norm", "group_norm", "instance_norm", "rms_norm",
     "embedding", "embedding_bag", "bilinear",
-    "celu", "celu_", "selu", "selu_", "prelu", "rrelu", "rrelu_", "threshold", "threshold_", "hardshrink",
+    "celu", "celu_", "selu", "selu_", "rrelu", "rrelu_", "threshold", "threshold_",
     "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "constant_pad_nd",
     "cosine_similarity", "pairwise_distance", "pdist", "kl_div", "binary_cross_entropy_with_logits",
     "margin_ranking_loss", "triplet_margin_loss", "cosine_embedding_loss", "hinge_embedding_loss",

@@ -1457,4 +1457,46 @@ _products.linalg_functions.update(det=det, slogdet=slogdet, inv=inv, pinv=pinv, 
                                   cholesky=cholesky, qr=qr)
 
 
+polar_result = _products.return_type("linalg_polar", ["U", "H"])
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def polar(A):
+    """``(U, H)`` with ``A = U @ H`` for each m x n matrix of ``A`` (m >= n): U has orthonormal columns (the nearest
+    such matrix to ``A``) and H is Hermitian positive semi-definite, as ``torch.linalg.polar``, from the SVD
+    ``A = W S V^H``: ``U = W V^H``, ``H = V S V^H``. Differentiable where ``A`` has full column rank.
+
+        >>> U, H = agnostic.linalg.polar(agnostic.tensor([[0.0, -2.0], [3.0, 0.0]]))
+        >>> U
+        tensor([[ 0., -1.],
+                [ 1.,  0.]])
+        >>> H
+        tensor([[3., 0.],
+                [0., 2.]])
+    """
+    _check_matrix("polar", A, square=False)
+    if A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"linalg.polar: input must have at least as many rows as columns, but got "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices; polar-decompose A.mH instead")
+    W, S, Vh = svd(A, full_matrices=False)
+    V = _mH(Vh)
+    return polar_result(W.matmul(Vh), (V * S.to(A.dtype).unsqueeze(-2)).matmul(Vh))
+
+
+@composite(namespace="agnostic.linalg", method=False)
+def matrix_sqrth(A):
+    """The principal square root of each Hermitian (real symmetric) positive-definite matrix of ``A``: the
+    Hermitian positive-definite X with ``X @ X = A``, as ``torch.linalg.matrix_sqrth``; only the lower triangle is
+    read (``eigh``), and negative eigenvalues count as 0. Differentiable.
+
+        >>> agnostic.linalg.matrix_sqrth(agnostic.tensor([[4.0, 0.0], [0.0, 9.0]]))
+        tensor([[2., 0.],
+                [0., 3.]])
+    """
+    _check_matrix("matrix_sqrth", A)
+    values, vectors = eigh(A)
+    roots = values.clamp_min(0).sqrt().to(A.dtype)
+    return (vectors * roots.unsqueeze(-2)).matmul(_mH(vectors))
+
+
 __all__ = public_names(globals()) + ["LinAlgError"]

@@ -6,7 +6,9 @@ The step is PyTorch's whole-network capture recipe: ``zero_grad(set_to_none=True
 on a batch of 64, cross-entropy, ``backward`` and the optimizer's ``step``: SGD (momentum 0.9), then Adam with
 ``capturable=True`` in both libraries (its step count on the GPU, as capture needs), on inputs already on the GPU.
 Eager: a loop of N steps between two synchronizations; graph: the step captured once (after three warm-up steps on a
-side stream) and ``replay()`` N times between two synchronizations. Median microseconds per step over interleaved
+side stream) and ``replay()`` N times between two synchronizations; and agnostic's
+``agnostic.compile(step, mode="reduce-overhead")`` called N times (it captures the step on its second call), against
+PyTorch's graph replay. Median microseconds per step over interleaved
 repeats. agnostic's graph computes its matrix products with CuPy reduction kernels (CuPy refuses cuBLAS during
 capture), PyTorch's with cuBLAS. Needs CUDA; PyTorch is optional (its columns are left out without it). Prints one
 Markdown table; the exit code is 0 (a measurement, not a test).
@@ -41,12 +43,25 @@ def _step(library, optimizer_name):
     x = library.tensor(rng.standard_normal((BATCH, SIZES[0])).astype(numpy.float32), device="cuda")
     y = library.tensor(rng.integers(0, SIZES[-1], BATCH), device="cuda")
 
-    def step():
+    def train(inputs, targets):
         optimizer.zero_grad(set_to_none=True)
-        library.nn.functional.cross_entropy(model(x), y).backward()
+        library.nn.functional.cross_entropy(model(inputs), targets).backward()
         optimizer.step()
 
-    return step
+    return train, x, y
+
+
+def _eager(library, optimizer_name):
+    """The step, run eagerly."""
+    train, x, y = _step(library, optimizer_name)
+    return lambda: train(x, y)
+
+
+def _compiled(library, optimizer_name):
+    """The step through ``agnostic.compile(train, mode="reduce-overhead")``: warmed up, captured, then replayed."""
+    train, x, y = _step(library, optimizer_name)
+    compiled = library.compile(train, mode="reduce-overhead")
+    return lambda: compiled(x, y)
 
 
 def _graphed(cuda, step):
@@ -99,9 +114,10 @@ def main():
     for optimizer_name in ("SGD", "Adam"):
         candidates = {}
         for name, library in libraries.items():
-            candidates[f"{name} eager"] = (_step(library, optimizer_name), library.cuda.synchronize)
-            candidates[f"{name} graph"] = (_graphed(library.cuda, _step(library, optimizer_name)),
+            candidates[f"{name} eager"] = (_eager(library, optimizer_name), library.cuda.synchronize)
+            candidates[f"{name} graph"] = (_graphed(library.cuda, _eager(library, optimizer_name)),
                                            library.cuda.synchronize)
+        candidates["agnostic compile"] = (_compiled(agnostic, optimizer_name), agnostic.cuda.synchronize)
         times = {name: [] for name in candidates}
         for name, (run, synchronize) in candidates.items():
             _time(run, synchronize, 10)
@@ -114,6 +130,10 @@ def main():
             ours, theirs = median[f"agnostic {key}"], median.get(f"PyTorch {key}")
             ratio = f"{ours / theirs:.2f}x" if theirs else ""
             lines.append(f"| {optimizer_name}, {mode} | {ours:.1f} | {theirs or float('nan'):.1f} | {ratio} |")
+        ours, replay, theirs = median["agnostic compile"], median["agnostic graph"], median.get("PyTorch graph")
+        ratio = f"{ours / theirs:.2f}x" if theirs else ""
+        lines.append(f"| {optimizer_name}, agnostic.compile(reduce-overhead) ({ours / replay:.2f}x agnostic's replay) "
+                     f"against PyTorch's graph replay | {ours:.1f} | {theirs or float('nan'):.1f} | {ratio} |")
     table = "\n".join(lines)
     print(table)
     if options.out:

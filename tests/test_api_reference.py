@@ -33,7 +33,8 @@ PUBLIC_MODULES = [
     "agnostic.utils.safetensors", "agnostic.backends", "agnostic.backends.cuda", "agnostic.backends.cudnn",
     "agnostic.array_api", "agnostic.array_api.linalg", "agnostic.array_api.fft", "agnostic.optim.swa_utils",
     "agnostic.nn.utils.parametrize", "agnostic.nn.utils.stateless", "agnostic.autograd.anomaly_mode",
-    "agnostic.func",
+    "agnostic.func", "agnostic.sparse", "agnostic.storage", "agnostic.cuda.random", "agnostic.cuda.profiler",
+    "agnostic.cuda.jiterator", "agnostic.cuda.nccl",
 ]
 # Python's plumbing on Tensor, not API: no docstring of their own, and not listed in the reference.
 TENSOR_PLUMBING = {"__dict__", "__doc__", "__module__", "__slots__", "__weakref__", "__init_subclass__",

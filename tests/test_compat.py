@@ -98,10 +98,10 @@ PROGRAMS = {
     "word_language_model_transformer": Program(rf"End of training \| test loss\s+{NUMBER} \|", 1, relative=0.1,
                                                below=3.0, file="word_language_model", args=("--model", "Transformer")),
     # The 60-minute blitz CNN on CIFAR-shaped synthetic images: chance is a cross-entropy of ln 10 = 2.30; two epochs
-    # of 200 mini-batches bring the running loss well under it (PyTorch 0.34 to 1.58 over runs, agnostic 0.47): the
-    # path depends on the initial weights (SGD at lr 0.001 leaves the plateau at chance at a different step), so only
-    # a bound is shared, set where a run that learns nothing (2.30) fails.
-    "cifar10_tutorial": Program(rf"^\[2, +\d+\] loss: {NUMBER}$", 4, below=2.0),
+    # of 200 mini-batches bring the running loss under it (PyTorch 0.34 to 2.02 over runs, agnostic 0.47): the path
+    # depends on the initial weights (SGD at lr 0.001 leaves the plateau at chance at a different step, late in some
+    # runs), so only a bound is shared, set where a run that learns nothing (2.30) fails.
+    "cifar10_tutorial": Program(rf"^\[2, +\d+\] loss: {NUMBER}$", 4, below=2.2),
     # The AMP recipe's MSE regression onto random unit-variance targets: 24 SGD steps at lr 0.001 barely move the
     # loss, which stays at the targets' variance, about 1.0 (PyTorch 0.985/0.982, agnostic 1.004/1.006 for the
     # default- and mixed-precision trials); 10% covers the different random data, and a float16 run that overflows

@@ -14,9 +14,9 @@ def test_coverage_page_is_current():
 
 @pytest.mark.parametrize("module, name, says", [
     (agnostic, "jit", "agnostic does not provide TorchScript (torch.jit)"),
-    (agnostic, "sparse_coo_tensor", "agnostic does not provide sparse tensors"),
+    (agnostic, "quantize_per_tensor", "agnostic does not provide quantization"),
     (agnostic, "onnx", "agnostic does not provide ONNX export (torch.onnx)"),
-    (agnostic.nn, "FractionalMaxPool2d", "agnostic does not provide torch.nn.FractionalMaxPool2d"),
+    (agnostic.nn, "LinearCrossEntropyLoss", "agnostic does not provide torch.nn.LinearCrossEntropyLoss"),
     (agnostic.optim, "SparseAdam", "agnostic does not provide torch.optim.SparseAdam"),
 ])
 def test_a_missing_pytorch_name_says_what_and_where(module, name, says):

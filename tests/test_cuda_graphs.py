@@ -89,7 +89,7 @@ def test_replay_recomputes_from_the_static_inputs(cuda_device):
 
 
 @pytest.mark.parametrize("shapes", [((64, 30), (30, 20)), ((3, 5, 7), (7, 4)), ((7,), (7, 3)), ((4, 7), (7,)),
-                                    ((2, 1, 3, 5), (4, 5, 2)), ((7,), (7,))], ids=str)
+                                    ((2, 1, 3, 5), (4, 5, 2)), ((7,), (7,)), ((64, 784), (784, 256))], ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64", "int64"])
 def test_matrix_products_are_captured(cuda_device, shapes, dtype):
     rng = numpy.random.default_rng(0)

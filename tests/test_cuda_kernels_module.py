@@ -75,8 +75,8 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected = {("agnostic_relu_gradient", None), ("agnostic_cross_entropy_backward", None)}
     expected |= {(f"agnostic_cross_entropy_{part}", d) for part in ("block", "rows", "total") for d in floats}
     expected |= {("agnostic_column_sums", d) for d in floats}
-    expected |= {(update.kernel_name, d) for update in (_fused.SGD, _fused.ADAM, _fused.RMSPROP)
-                 for d in _fused._KERNEL_COMPUTE}
+    updates = (_fused.SGD, _fused.ADAM, _fused.RMSPROP, _fused.ADAM_CAPTURABLE, _fused.COUNT)
+    expected |= {(update.kernel_name, d) for update in updates for d in _fused._KERNEL_COMPUTE}
     expected |= {(f"philox_{kind}_{d.name}", None) for kind in ("uniform", "normal") for d in floats}
     expected.add(("philox_integers", None))
     expected |= {(f"agnostic_{name}", numpy.dtype(d)) for name in ("floor_divide", "remainder", "fmod", "trunc_divide")
@@ -87,7 +87,8 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected |= {("agnostic_lstm_cell_forward", None), ("agnostic_lstm_cell_backward", None)}
     expected |= {(f"agnostic_{op}_{part}rows", d) for op in ("softmax", "layer_norm") for part in ("", "backward_")
                  for d in floats}
-    expected |= {("agnostic_capturable_matmul", None), ("agnostic_capturable_matmul_half", None)}
+    expected.add(("agnostic_capturable_matmul", None))
+    expected |= {("agnostic_tiled_matmul", d) for d in floats}
     assert declared == expected
 
 
@@ -275,15 +276,21 @@ _OPTIMIZER_CASES = {  # scalars and flags of one step each
              dict(maximize=1, decoupled=0, amsgrad=1)),
     "rmsprop": (dict(weight_decay=0.1, alpha=0.9, one_minus_alpha=0.1, alpha_complement=0.9, eps=1e-8, momentum=0.5,
                      neg_lr=-0.01), dict(maximize=0, centered=1)),
+    "adam_capturable": (dict(weight_decay=0.1, decay=0.99, one_minus_beta1=0.1, beta1_complement=0.9, beta1=0.9,
+                             beta2=0.999, one_minus_beta2=0.001, eps=1e-8, lr=0.01),
+                        dict(maximize=0, decoupled=1, amsgrad=1)),
+    "count": ({}, {}),
 }
 
 
 def _run_optimizers(cupy, rng):
     shapes = [(3, 5), (5000,)]  # the second takes two thread blocks
-    for update, dtype in itertools.product((_fused.SGD, _fused.ADAM, _fused.RMSPROP), _fused._KERNEL_COMPUTE):
+    updates = (_fused.SGD, _fused.ADAM, _fused.RMSPROP, _fused.ADAM_CAPTURABLE, _fused.COUNT)
+    for update, dtype in itertools.product(updates, _fused._KERNEL_COMPUTE):
         scalars, flags = _OPTIMIZER_CASES[update.name]
-        lists = [[numpy.asarray(_optimizer_array(rng, name, shape), dtype) for shape in shapes]
-                 for name in update.lists]
+        lists = [[numpy.full((), 3.0 + index, numpy.float32) if position in update.counters
+                  else numpy.asarray(_optimizer_array(rng, name, shape), dtype) for index, shape in enumerate(shapes)]
+                 for position, name in enumerate(update.lists)]
         on_device = [[cupy.asarray(array) for array in arrays] for arrays in lists]
         _fused.run(update, lists, scalars, flags)
         _fused.run(update, on_device, scalars, flags)
@@ -348,8 +355,19 @@ def _run_conversions(rng, device):
 def _run_capturable_matmul(cupy, rng):
     from agnostic._backends import cuda_ops
 
-    for dtype, tolerance in (("float32", 1e-5), ("float16", 1e-2)):
-        a, b = rng.standard_normal((5, 7)).astype(dtype), rng.standard_normal((7, 3)).astype(dtype)
-        product = cuda_ops.capturable_matmul(cupy.asarray(a), cupy.asarray(b))
-        numpy.testing.assert_allclose(product.get().astype(numpy.float64), a.astype(numpy.float64) @ b, rtol=tolerance,
-                                      atol=tolerance)
+    cases = [((5, 7), (7, 3)), ((64, 784), (784, 256)), ((3, 1, 4, 40), (2, 40, 5)), ((40,), (40, 6)), ((6, 40), (40,)),
+             ((33,), (33,)), ((0, 4), (4, 3)), ((4, 0), (0, 3))]
+    for dtype, tolerance in (("float16", 1e-2), ("float32", 1e-5), ("float64", 1e-12), ("int64", 0),
+                             ("complex64", 1e-5)):
+        for shape_a, shape_b in cases:
+            a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+            if dtype == "int64":
+                a, b = rng.integers(-9, 9, shape_a), rng.integers(-9, 9, shape_b)
+            a, b = a.astype(dtype), b.astype(dtype)
+            expected = a.astype(numpy.complex128 if dtype == "complex64" else numpy.float64) @ b
+            for left, right in ((cupy.asarray(a), cupy.asarray(b)),  # and transposed memory: strided reads
+                                (cupy.asfortranarray(cupy.asarray(a)), cupy.asfortranarray(cupy.asarray(b)))):
+                product = cuda_ops.capturable_matmul(left, right)
+                assert product.dtype == numpy.dtype(dtype) and product.shape == expected.shape
+                numpy.testing.assert_allclose(product.get().astype(expected.dtype), expected,
+                                              rtol=tolerance, atol=tolerance * max(1, shape_a[-1] ** 0.5))

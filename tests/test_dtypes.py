@@ -189,6 +189,21 @@ def test_finfo_bfloat16():
     assert info.dtype == "bfloat16"
 
 
+@pytest.mark.parametrize("name", ["bfloat16", "float16"])
+def test_half_precision_stays_half_beside_python_scalars_and_in_products(device, name):
+    # As PyTorch: a Python scalar takes the tensor's dtype; a product of two bfloat16 matrices is bfloat16 (NumPy's
+    # bfloat16, from ml_dtypes, would widen both to float32).
+    dtype = getattr(agnostic, name)
+    x = agnostic.tensor([1.0, 2.0, 3.0], dtype=dtype, device=device)
+    for result in (x * 2.5, 2.5 * x, x + 1.5, x / 3, x - 0.25, x ** 2.0, x @ x, x[None] @ x[:, None],
+                   agnostic.addmm(x[:2, None] * x[None, :2], x[:2, None], x[None, :2]), agnostic.mm(x[None], x[:, None])):
+        assert result.dtype is dtype
+    assert (x * 2.5).float().tolist() == [2.5, 5.0, 7.5]
+    assert (x @ x).item() == 14.0
+    torch = pytest.importorskip("torch")
+    assert str((torch.ones(2, dtype=getattr(torch, name)) * 2.5).dtype) == f"torch.{name}"
+
+
 def test_finfo_default_is_default_dtype(restore_default_dtype):
     assert agnostic.finfo().dtype == "float32"
     agnostic.set_default_dtype(agnostic.float64)

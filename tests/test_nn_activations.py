@@ -186,7 +186,8 @@ def test_softmin_glu_and_prelu_values(device):
     half = agnostic.tensor(x, device=device)
     assert numpy.allclose(host(F.glu(half)), x[:, :2] * sigmoid_reference(x[:, 2:]))
     assert numpy.allclose(host(F.glu(half, 0)), x[:1] * sigmoid_reference(x[1:]))
-    assert numpy.allclose(host(F.prelu(half, agnostic.tensor([0.5], device=device))), numpy.where(x > 0, x, 0.5 * x))
+    assert numpy.allclose(host(F.prelu(half, agnostic.tensor([0.5], dtype=half.dtype, device=device))),
+                          numpy.where(x > 0, x, 0.5 * x))
     images = RNG.standard_normal((2, 3, 2, 2))
     slopes = numpy.array([0.1, 0.2, 0.3])
     expected = numpy.where(images > 0, images, slopes[None, :, None, None] * images)

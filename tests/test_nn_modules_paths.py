@@ -87,9 +87,10 @@ def test_star_import_gives_pytorchs_all_less_what_agnostic_lacks():
 
 
 def test_a_pytorch_name_agnostic_lacks_raises_the_missing_name_error():
-    with pytest.raises(AttributeError, match=r"agnostic.nn.modules.loss' has no attribute 'NLLLoss2d': agnostic "
-                                             r"does not provide torch.nn.modules.loss.NLLLoss2d; .*coverage"):
-        modules.loss.NLLLoss2d
+    with pytest.raises(AttributeError, match=r"agnostic.nn.modules.loss' has no attribute 'LinearCrossEntropyLoss': "
+                                             r"agnostic does not provide torch.nn.modules.loss.LinearCrossEntropyLoss; "
+                                             r".*coverage"):
+        modules.loss.LinearCrossEntropyLoss
     with pytest.raises(AttributeError, match="does not provide torch.nn.modules.module.register_module_forward_hook"):
         modules.module.register_module_forward_hook
     with pytest.raises(AttributeError, match=r"has no attribute 'NotAPyTorchName'$"):

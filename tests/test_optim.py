@@ -285,7 +285,7 @@ def test_cuda_kernels_compiled_for_the_cpu_match_the_array_path(tmp_path):
                "struct Index { unsigned x; };\nstatic Index blockIdx, threadIdx, blockDim;\nusing std::sqrt;\n"
                "extern \"C\" void set_ids(unsigned b, unsigned t, unsigned n) "
                "{ blockIdx.x = b; threadIdx.x = t; blockDim.x = n; }\n")
-    updates = (_fused.SGD, _fused.ADAM, _fused.RMSPROP)
+    updates = (_fused.SGD, _fused.ADAM, _fused.RMSPROP, _fused.ADAM_CAPTURABLE, _fused.COUNT)
     dtypes = ("float32", "float64")
     units = [f"namespace k{i} {{\n{_fused.kernel_source(u, d)}\n}}" for i, (u, d) in
              enumerate((u, d) for u in updates for d in dtypes)]
@@ -302,6 +302,10 @@ def test_cuda_kernels_compiled_for_the_cpu_match_the_array_path(tmp_path):
                       dict(maximize=1, decoupled=0, amsgrad=1)],
         _fused.RMSPROP: [dict(weight_decay=0.1, alpha=0.9, one_minus_alpha=0.1, alpha_complement=0.9, eps=1e-8,
                               momentum=0.5, neg_lr=-0.01), dict(maximize=0, centered=1)],
+        _fused.ADAM_CAPTURABLE: [dict(weight_decay=0.1, decay=0.999, one_minus_beta1=0.1, beta1_complement=0.9,
+                                      beta1=0.9, beta2=0.999, one_minus_beta2=0.001, eps=1e-8, lr=0.01),
+                                 dict(maximize=1, decoupled=1, amsgrad=1)],
+        _fused.COUNT: [{}, {}],
     }
     rng = numpy.random.default_rng(6)
     shapes = [(3, 5), (5000,), (), (0,)]
@@ -309,10 +313,13 @@ def test_cuda_kernels_compiled_for_the_cpu_match_the_array_path(tmp_path):
     for update, (scalars, flags) in cases.items():
         for dtype_name in dtypes:
             dtype = numpy.dtype(dtype_name)
-            lists = [[numpy.asarray(rng.standard_normal(s), dtype) for s in shapes] for _ in update.lists]
-            for state in lists[2:]:  # squared averages must stay above the squared mean
+            lists = [[numpy.full(1, 7.0 + i, numpy.float32) if position in update.counters
+                      else numpy.asarray(rng.standard_normal(s), dtype) for i, s in enumerate(shapes)]
+                     for position in range(len(update.lists))]
+            for position, state in enumerate(lists[2:], 2):  # squared averages must stay above the squared mean
                 for index, array in enumerate(state):
-                    state[index] = numpy.asarray(numpy.abs(array) + 1, dtype)
+                    if position not in update.counters:
+                        state[index] = numpy.asarray(numpy.abs(array) + 1, dtype)
             if update is _fused.RMSPROP:
                 lists[4] = [numpy.asarray(a * 0.01, dtype) for a in lists[4]]
             on_host = [[a.copy() for a in arrays] for arrays in lists]

@@ -469,3 +469,27 @@ def strided_view(memory, dtype, shape, strides, offset):
 def capturable_matmul(a, b):
     """``a @ b`` (NumPy's matmul: the CPU has no graph capture to work around; see ``cuda_ops.capturable_matmul``)."""
     return numpy.matmul(a, b)
+
+
+def geqrf(matrices):
+    """``(a, tau)``: LAPACK's ``geqrf`` of each matrix of ``matrices`` (..., m, n): R on and above the diagonal,
+    the Householder vectors below it, and their scales (..., min(m, n))."""
+    import scipy.linalg.lapack
+
+    *batch, rows, columns = matrices.shape
+    factored = numpy.empty(matrices.shape, matrices.dtype)
+    scales = numpy.zeros((*batch, min(rows, columns)), matrices.dtype)
+    if factored.size == 0:
+        return factored, scales
+    factor, = scipy.linalg.lapack.get_lapack_funcs(("geqrf",), (matrices,))
+    flat_matrices, flat_factored = matrices.reshape(-1, rows, columns), factored.reshape(-1, rows, columns)
+    flat_scales = scales.reshape(-1, scales.shape[-1])
+    for index in range(flat_matrices.shape[0]):
+        a, tau, _, _ = factor(flat_matrices[index])
+        flat_factored[index], flat_scales[index] = a, tau
+    return factored, scales
+
+
+def nonzero(array):
+    """The indices of ``array``'s nonzero elements, one array per dimension (``numpy.nonzero``)."""
+    return numpy.nonzero(array)

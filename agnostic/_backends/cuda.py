@@ -10,7 +10,8 @@ for the copy before anyone reads it (see ``_tensor.InFlightHostTensor``).
 import numpy
 
 from .._determinism import alert_nondeterministic
-from . import cuda_ops
+from . import cuda_ops, sync_debug
+from .pinned import pinned_copy, pinned_empty
 from .cpu import NO_SWITCH
 from .cupy_loader import cuda_device_count, require_cupy, state
 
@@ -147,6 +148,7 @@ class CUDABackend:
                                    ".cpu(), .numpy(), bool(), printing): the capture records GPU work without running "
                                    "it. Read the graph's output tensors after replay() instead")
             if not non_blocking:
+                sync_debug.check_synchronizing("copy from cuda to cpu")
                 return array.get(out=out) if out is not None else array.get(), None
             if out is None or not is_pinned(out):
                 destination = pinned_empty(array.shape, array.dtype)
@@ -165,21 +167,6 @@ class CUDABackend:
 
 
 # ----- host memory and copies --------------------------------------------------------------------------------------
-def pinned_empty(shape, numpy_dtype):
-    """An uninitialized NumPy array in page-locked memory from CuPy's pinned memory pool."""
-    cupy = require_cupy()
-    count = int(numpy.prod(shape, dtype=numpy.int64))
-    memory = cupy.cuda.alloc_pinned_memory(max(count, 1) * numpy_dtype.itemsize)
-    return numpy.frombuffer(memory, numpy_dtype, count).reshape(shape)
-
-
-def pinned_copy(array):
-    """A copy of a NumPy array in pinned memory."""
-    pinned = pinned_empty(array.shape, array.dtype)
-    numpy.copyto(pinned, array)
-    return pinned
-
-
 def is_pinned(array):
     """True when a NumPy array's memory is page-locked; False on machines without CUDA."""
     if not isinstance(array, numpy.ndarray) or cuda_device_count() == 0 or array.size == 0:

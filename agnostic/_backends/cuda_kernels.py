@@ -423,21 +423,59 @@ def _column_sums(dtype):
 
 
 # ----- matrix products inside a CUDA graph capture (agnostic.cuda.graphs) -------------------------------------------
-# CuPy refuses cuBLAS calls while a stream captures, so a captured ``a @ b`` is this reduction over the shared
-# dimension instead: each output element sums ``a[..., i, k] * b[..., k, j]`` over k, the operands broadcast as
-# ``a[..., :, :, None]`` and ``b[..., None, :, :]`` (views, nothing materialized). Slower than cuBLAS for large
-# matrices, close to it for the small ones of a captured training step; half precision accumulates in float32.
+# CuPy refuses cuBLAS calls while a stream captures, so a captured ``a @ b`` is computed by agnostic's own kernels.
+# Float32 and float64 matrices use a tiled product (half precision is computed in float32 and rounded once, as
+# cuBLAS accumulates it): each 16x16 block of threads computes a 16x16 tile of the result, stepping through the
+# shared dimension 16 at a time with both operands' tiles in shared memory. Operands are read through their
+# element strides, so transposed views need no copy; ``blockIdx.z`` picks the matrix of a batch and a chunk of the
+# shared dimension ("split-K", so that small products still occupy the GPU), each chunk's partial sums going to a
+# plane of ``c`` that the host adds up (in the same dtype). Other dtypes (integers, complex) use a reduction over
+# the shared dimension, the operands broadcast as ``a[..., :, :, None]`` and ``b[..., None, :, :]`` (views).
+_TILED_MATMUL_SOURCE = r"""
+template <typename T>
+__global__ void agnostic_tiled_matmul(const T* a, const T* b, T* c, int m, int n, int k, int k_chunk, int splits,
+                                      long long a_batch, long long a_row, long long a_col,
+                                      long long b_batch, long long b_row, long long b_col) {
+    const int tile = 16;
+    __shared__ T a_tile[16][17];
+    __shared__ T b_tile[16][17];
+    int matrix = blockIdx.z / splits, split = blockIdx.z % splits;
+    int row = blockIdx.y * tile + threadIdx.y, column = blockIdx.x * tile + threadIdx.x;
+    int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);
+    const T* a_matrix = a + matrix * a_batch;
+    const T* b_matrix = b + matrix * b_batch;
+    T sum = 0;
+    for (int step = k_begin; step < k_end; step += tile) {
+        int a_k = step + threadIdx.x, b_k = step + threadIdx.y;
+        a_tile[threadIdx.y][threadIdx.x] = (row < m && a_k < k_end) ? a_matrix[row * a_row + a_k * a_col] : (T)0;
+        b_tile[threadIdx.y][threadIdx.x] = (b_k < k_end && column < n) ? b_matrix[b_k * b_row + column * b_col] : (T)0;
+        __syncthreads();
+        #pragma unroll
+        for (int i = 0; i < tile; ++i) {
+            sum += a_tile[threadIdx.y][i] * b_tile[i][threadIdx.x];
+        }
+        __syncthreads();
+    }
+    if (row < m && column < n) {
+        c[((long long)blockIdx.z * m + row) * n + column] = sum;
+    }
+}
+"""
+
+
+TILED_MATMUL_DTYPES = _FLOATS
+
+
+@_declares("agnostic_tiled_matmul", TILED_MATMUL_DTYPES)
+def _tiled_matmul(dtype):
+    return Kernel("module", f"agnostic_tiled_matmul<{_C_TYPES[dtype]}>", _TILED_MATMUL_SOURCE, options=("-std=c++14",),
+                  template=True)
+
+
 @_declares("agnostic_capturable_matmul")
 def _capturable_matmul():
     return Kernel("reduction", "agnostic_capturable_matmul", "a * b", in_params="T a, T b", out_params="T c",
                   reduction=dict(reduce_expr="a + b", post_map_expr="c = a", identity="0"))
-
-
-@_declares("agnostic_capturable_matmul_half")
-def _capturable_matmul_half():
-    return Kernel("reduction", "agnostic_capturable_matmul_half", "float(a) * float(b)", in_params="T a, T b",
-                  out_params="T c", reduction=dict(reduce_expr="a + b", post_map_expr="c = T(a)", identity="0",
-                                                   reduce_type="float"))
 
 
 # ----- one LSTM time step (agnostic.nn.functional._fused_lstm) ---------------------------------------------------
@@ -640,11 +678,14 @@ MULTI_TENSOR_CHUNK = 4096  # elements per thread block: the host's launch table 
 
 
 class MultiTensorUpdate:
-    """An optimizer's per-element CUDA C body and the signature around it: ``lists`` names its arrays (``param`` and
-    ``grad`` first), ``scalars`` its arguments of the compute type ``C``, and ``flags`` its int arguments."""
+    """An optimizer's per-element CUDA C body and the signature around it: ``lists`` names its arrays (``param``
+    first, then ``grad`` where it has one), ``scalars`` its arguments of the compute type ``C``, and ``flags`` its
+    int arguments. ``counters`` names the lists (among ``lists``) of step counts: one float32 element per tensor,
+    whatever the parameters' dtype, read as ``name[0]``."""
 
-    def __init__(self, lists, scalars, flags, body):
+    def __init__(self, lists, scalars, flags, body, counters=()):
         self.lists, self.scalars, self.flags, self.body = lists, scalars, flags, body
+        self.counters = counters
 
 
 _MULTI_TENSOR_SOURCE = r"""
@@ -655,6 +696,8 @@ __device__ __forceinline__ C ld(const T* a, long long i) {{ return {load}; }}
 __device__ __forceinline__ void st(T* a, long long i, C v) {{ a[i] = {store}; }}
 __device__ __forceinline__ float sqrt_(float x) {{ return sqrtf(x); }}
 __device__ __forceinline__ double sqrt_(double x) {{ return sqrt(x); }}
+__device__ __forceinline__ float pow_(float x, float y) {{ return powf(x, y); }}
+__device__ __forceinline__ double pow_(double x, double y) {{ return pow(x, y); }}
 __device__ __forceinline__ C lerp_(C start, C end, C w, C one_minus_w) {{
     return (w < (C)0.5 && w > (C)-0.5) ? start + w * (end - start) : end - (end - start) * one_minus_w;
 }}
@@ -694,25 +737,7 @@ C p = ld(param, i);
 if (weight_decay != (C)0) g = g + p * weight_decay;
 """
 
-MULTI_TENSOR_UPDATES = {
-    "sgd": MultiTensorUpdate(
-        ("param", "grad", "momentum_buffer"),
-        ("weight_decay", "momentum", "one_minus_dampening", "neg_lr"), ("maximize", "nesterov", "first"),
-        _DECAYED_GRAD + """
-if (momentum != (C)0) {
-    C b = g;
-    if (!first) b = ld(momentum_buffer, i) * momentum + g * one_minus_dampening;
-    st(momentum_buffer, i, b);
-    g = nesterov ? g + b * momentum : b;
-}
-st(param, i, p + g * neg_lr);
-"""),
-    "adam": MultiTensorUpdate(
-        ("param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"),
-        ("weight_decay", "decay", "one_minus_beta1", "beta1_complement", "beta2", "one_minus_beta2",
-         "bias_correction2_sqrt", "eps", "neg_step_size"),
-        ("maximize", "decoupled", "amsgrad"),
-        """
+_ADAM = """
 C g = ld(grad, i);
 if (maximize) g = -g;
 C p = ld(param, i);
@@ -732,7 +757,39 @@ if (amsgrad) {
 }
 C denom = sqrt_(v) / bias_correction2_sqrt + eps;
 st(param, i, p + (m / denom) * neg_step_size);
+"""
+
+MULTI_TENSOR_UPDATES = {
+    "sgd": MultiTensorUpdate(
+        ("param", "grad", "momentum_buffer"),
+        ("weight_decay", "momentum", "one_minus_dampening", "neg_lr"), ("maximize", "nesterov", "first"),
+        _DECAYED_GRAD + """
+if (momentum != (C)0) {
+    C b = g;
+    if (!first) b = ld(momentum_buffer, i) * momentum + g * one_minus_dampening;
+    st(momentum_buffer, i, b);
+    g = nesterov ? g + b * momentum : b;
+}
+st(param, i, p + g * neg_lr);
 """),
+    "adam": MultiTensorUpdate(
+        ("param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"),
+        ("weight_decay", "decay", "one_minus_beta1", "beta1_complement", "beta2", "one_minus_beta2",
+         "bias_correction2_sqrt", "eps", "neg_step_size"),
+        ("maximize", "decoupled", "amsgrad"), _ADAM),
+    # Adam with capturable=True: each tensor's step count is on the device (incremented by "count" beforehand), so
+    # the bias corrections are computed here, in C, from it: nothing in the launch depends on a host step count.
+    "adam_capturable": MultiTensorUpdate(
+        ("param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"),
+        ("weight_decay", "decay", "one_minus_beta1", "beta1_complement", "beta1", "beta2", "one_minus_beta2", "eps",
+         "lr"),
+        ("maximize", "decoupled", "amsgrad"), """
+const C step_count = (C)step[0];
+const C bias_correction2_sqrt = sqrt_((C)1 - pow_(beta2, step_count));
+const C neg_step_size = -(lr / ((C)1 - pow_(beta1, step_count)));
+""" + _ADAM, counters=("step",)),
+    # One more step in each count (capturable Adam's "step" tensors, float32).
+    "count": MultiTensorUpdate(("param",), (), (), "st(param, i, ld(param, i) + (C)1);"),
     "rmsprop": MultiTensorUpdate(
         ("param", "grad", "square_avg", "momentum_buffer", "grad_avg"),
         ("weight_decay", "alpha", "one_minus_alpha", "alpha_complement", "eps", "momentum", "neg_lr"),
@@ -773,7 +830,8 @@ def _multi_tensor_update(name):
         include, load, store = _STORAGE[storage]
         parameters = "".join(f", const C {scalar}" for scalar in update.scalars)
         parameters += "".join(f", const int {flag}" for flag in update.flags)
-        pointers = "\n".join(f"    T* const {array} = (T*)table[{index} * n + t];"
+        pointers = "\n".join(f"    const float* const {array} = (const float*)table[{index} * n + t];"
+                             if array in update.counters else f"    T* const {array} = (T*)table[{index} * n + t];"
                              for index, array in enumerate(update.lists))
         body = "\n".join("        " + line for line in update.body.strip().splitlines())
         kernel_name = f"agnostic_{name}_{dtype.name}"
@@ -999,3 +1057,15 @@ def _philox(name):
 for _name in ("philox_uniform_float32", "philox_uniform_float64", "philox_normal_float32", "philox_normal_float64",
               "philox_integers"):
     _declares(_name)(_philox(_name))
+
+
+# ----- kernels whose source comes at run time (agnostic.cuda.jiterator's, from a user's code string) ---------------
+def runtime_kernel(declared):
+    """The CuPy kernel of ``declared``, a ``Kernel`` made at run time rather than declared here (jiterator builds
+    one from its caller's C++ source): built once per distinct kernel, kept in the one cache beside the others."""
+    key = ("runtime", declared.kind, declared.name, declared.source, declared.in_params, declared.out_params,
+           tuple(declared.options), declared.preamble)
+    found = _compiled.get(key)
+    if found is None:
+        found = _compiled[key] = declared.build(cupy_loader.require_cupy())
+    return found

@@ -3,6 +3,7 @@ kernel or two from ``cuda_kernels``, where CuPy's generic functions would launch
 namesakes of ``cpu_ops``' functions, same arguments and results; the ops reach them as ``device.backend.ops``.
 """
 
+import functools
 import os
 import warnings
 
@@ -10,8 +11,9 @@ import numpy
 
 from .. import _conversion
 from ..ops import _division
-from . import cpu_ops, cuda_kernels, dlpack, lstm_steps
+from . import cpu_ops, cuda_kernels, dlpack, lstm_steps, sync_debug
 from .cupy_loader import require_cupy, state as cupy_loader_state
+from .pinned import pinned_copy
 from .special import library_function
 
 MULTI_TENSOR_KERNELS = True  # optimizers update every contiguous parameter of a dtype in one launch
@@ -31,6 +33,22 @@ def multi_tensor_apply(kernel_name, dtype, blocks, threads, arguments):
     """Launch the multi-tensor kernel ``kernel_name`` for parameters of ``dtype``: ``blocks`` blocks of ``threads``,
     the first argument being the device copy of its pointer table (see ``optim._fused``)."""
     cuda_kernels.kernel(kernel_name, dtype)((blocks,), (threads,), arguments)
+
+
+def captured_upload(host_array):
+    """``host_array`` copied to the current device by a copy that a CUDA graph capture can record: from pinned
+    memory, asynchronously on the current stream. Returns the device array and the pinned copy, which must live as
+    long as the graph (each replay copies from it again)."""
+    cupy = require_cupy()
+    pinned = pinned_copy(host_array)
+    device_array = cupy.empty(host_array.shape, host_array.dtype)
+    # CUDA records an asynchronous copy from pinned memory as a graph node; CuPy's array and pointer methods refuse
+    # every host-to-device copy during a capture, since they can't tell pinned memory from pageable: hence the
+    # runtime call, on memory known to be pinned.
+    runtime = cupy.cuda.runtime
+    runtime.memcpyAsync(device_array.data.ptr, pinned.ctypes.data, pinned.nbytes, runtime.memcpyHostToDevice,
+                        cupy.cuda.get_current_stream().ptr)
+    return device_array, pinned
 
 
 def erf(array):
@@ -467,8 +485,10 @@ def strided_view(memory, dtype, shape, strides, offset):
 
 
 def capturable_matmul(a, b):
-    """``a @ b`` by NumPy's matmul rules, from one CuPy reduction kernel instead of cuBLAS, which CuPy refuses while
-    a stream captures a CUDA graph (see ``cuda_kernels``' capturable matmul)."""
+    """``a @ b`` by NumPy's matmul rules, from agnostic's own kernels instead of cuBLAS, which CuPy refuses while a
+    stream captures a CUDA graph (see ``cuda_kernels``' capturable matmul): the tiled kernel for floating-point
+    matrices (half precision through float32, as cuBLAS accumulates it), a reduction kernel for other dtypes."""
+    cupy = require_cupy()
     dtype = numpy.result_type(a.dtype, b.dtype)
     a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
@@ -478,10 +498,79 @@ def capturable_matmul(a, b):
         b = b[:, None]
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: shared dimensions differ: {a.shape} and {b.shape}")
-    name = "agnostic_capturable_matmul_half" if a.dtype == numpy.float16 else "agnostic_capturable_matmul"
-    product = cuda_kernels.kernel(name)(a[..., :, :, None], b[..., None, :, :], axis=-2)
+    computed = numpy.dtype(numpy.float32) if dtype == numpy.float16 else dtype
+    if computed in cuda_kernels.TILED_MATMUL_DTYPES:
+        batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        product = _tiled_matmul(cupy, a.astype(computed, copy=False), b.astype(computed, copy=False), batch)
+    else:
+        product = None
+    if product is None:
+        product = cuda_kernels.kernel("agnostic_capturable_matmul")(a[..., :, :, None], b[..., None, :, :], axis=-2)
+    product = product.astype(dtype, copy=False)
     if vector_b:
         product = product[..., 0]
     if vector_a:
         product = product[..., 0, :] if not vector_b else product[..., 0]
     return product
+
+
+_TILE = 16
+
+
+@functools.cache
+def _multiprocessors(device):
+    """How many streaming multiprocessors device ``device`` has."""
+    return require_cupy().cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
+
+
+def _tiled_matmul(cupy, a, b, batch):
+    """``a @ b`` (both of one float dtype, at least 2-D, batch dimensions broadcasting to ``batch``) by the tiled
+    kernel, splitting the shared dimension into chunks where the result has too few tiles to occupy the GPU; None
+    where the launch grid would exceed CUDA's limits."""
+    rows, shared, columns = a.shape[-2], a.shape[-1], b.shape[-1]
+    matrices = int(numpy.prod(batch, dtype=numpy.int64))
+    a = cupy.broadcast_to(a, (*batch, rows, shared)).reshape(matrices, rows, shared)
+    b = cupy.broadcast_to(b, (*batch, shared, columns)).reshape(matrices, shared, columns)
+    if not rows * columns * matrices * shared:
+        return cupy.zeros((*batch, rows, columns), a.dtype)
+    tiles_across, tiles_down = -(-columns // _TILE), -(-rows // _TILE)
+    wanted = 2 * _multiprocessors(cupy.cuda.runtime.getDevice())  # two blocks per multiprocessor
+    splits = max(1, min(wanted // (tiles_across * tiles_down * matrices), shared // (4 * _TILE)))
+    chunk = -(-shared // splits)
+    chunk = -(-chunk // _TILE) * _TILE
+    splits = -(-shared // chunk)
+    if tiles_down > 65535 or matrices * splits > 65535:
+        return None
+    partial = cupy.empty((matrices * splits, rows, columns), a.dtype)
+    size = a.itemsize
+    kernel = cuda_kernels.kernel("agnostic_tiled_matmul", a.dtype)
+    kernel((tiles_across, tiles_down, matrices * splits), (_TILE, _TILE),
+           (a, b, partial, numpy.int32(rows), numpy.int32(columns), numpy.int32(shared), numpy.int32(chunk),
+            numpy.int32(splits), *(numpy.int64(stride // size) for stride in a.strides + b.strides)))
+    if splits > 1:
+        partial = partial.reshape(matrices, splits, rows, columns).sum(axis=1)
+    return partial.reshape(*batch, rows, columns)
+
+
+def geqrf(matrices):
+    """``(a, tau)``: LAPACK's ``geqrf`` of each matrix of ``matrices`` (..., m, n), as ``cpu_ops.geqrf``: CuPy's
+    ``qr(mode='raw')`` (cuSOLVER's geqrf) gives the same factors, ``a`` transposed, one matrix at a time."""
+    cupy = require_cupy()
+    *batch, rows, columns = matrices.shape
+    factored = cupy.empty(matrices.shape, matrices.dtype)
+    scales = cupy.zeros((*batch, min(rows, columns)), matrices.dtype)
+    if factored.size == 0:
+        return factored, scales
+    flat_matrices, flat_factored = matrices.reshape(-1, rows, columns), factored.reshape(-1, rows, columns)
+    flat_scales = scales.reshape(-1, scales.shape[-1])
+    for index in range(flat_matrices.shape[0]):
+        transposed, tau = cupy.linalg.qr(flat_matrices[index], mode="raw")
+        flat_factored[index], flat_scales[index] = transposed.T, tau
+    return factored, scales
+
+
+def nonzero(array):
+    """The indices of ``array``'s nonzero elements, one array per dimension (``cupy.nonzero``, which waits for the
+    device to learn their count: a synchronizing operation for ``agnostic.cuda.set_sync_debug_mode``)."""
+    sync_debug.check_synchronizing("nonzero")
+    return require_cupy().nonzero(array)

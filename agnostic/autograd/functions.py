@@ -96,18 +96,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(results)
 
 
-class _RemovableHandle:
-    """What ``register_hook`` returns: ``remove()`` unregisters the hook."""
-
-    def __init__(self, hooks, hook):
-        self._hooks = hooks
-        self._hook = hook
-
-    def remove(self):
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
-
-
 def register_hook(tensor, hook):
     """``Tensor.register_hook``: call ``hook(grad)`` whenever the gradient of ``tensor`` is computed."""
     if not tensor._requires_grad:
@@ -120,7 +108,7 @@ def register_hook(tensor, hook):
             node.tensor_hooks = {}
         hooks = node.tensor_hooks.setdefault(tensor._output_nr, [])
     hooks.append(hook)
-    return _RemovableHandle(hooks, hook)
+    return graph.RemovableHandle(hooks, hook)
 
 
 def retain_grad(tensor):

@@ -258,6 +258,29 @@ def _accumulate(node, grad, captured, aliased):
         tensor.grad = grad
     else:
         tensor.grad = tensor.grad + grad
+    for hook in tuple(tensor.__dict__.get("_post_accumulate_grad_hooks") or ()):
+        hook(tensor)
+
+
+class RemovableHandle:
+    """What ``register_hook`` and ``register_post_accumulate_grad_hook`` return: ``remove()`` unregisters the
+    hook."""
+
+    def __init__(self, hooks, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def register_post_accumulate_grad_hook(tensor, hook):
+    """Call ``hook(tensor)`` after each gradient backward accumulates into the leaf ``tensor``'s ``.grad``
+    (``Tensor.register_post_accumulate_grad_hook``; not for ``autograd.grad``, which accumulates nothing)."""
+    hooks = tensor.__dict__.setdefault("_post_accumulate_grad_hooks", [])
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
 
 
 def _detached(tensor):

@@ -9,7 +9,12 @@ from ._random import (
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
     set_rng_state_all,
 )
-from . import comm, graphs, memory, nvtx, streams
+from . import comm, graphs, jiterator, memory, nccl, nvtx, profiler, random, streams
+from . import _capabilities, _errors, _nvml, _sync_debug
+from ._capabilities import *  # noqa: F401,F403
+from ._errors import *  # noqa: F401,F403
+from ._nvml import *  # noqa: F401,F403
+from ._sync_debug import *  # noqa: F401,F403
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 from .memory import (
     OutOfMemoryError, empty_cache, list_gpu_processes, max_memory_allocated, max_memory_cached, max_memory_reserved,
@@ -18,13 +23,15 @@ from .memory import (
     reset_max_memory_cached, reset_peak_memory_stats,
 )
 from .streams import (
-    Event, Stream, StreamContext, current_blas_handle, current_stream, default_stream, ipc_collect, set_stream, stream,
+    Event, ExternalStream, Stream, StreamContext, current_blas_handle, current_stream, default_stream,
+    get_stream_from_external, ipc_collect, set_stream, stream,
 )
 
 memory.install()
 
 __all__ = [
-    "CUDAGraph", "Event", "Stream", "StreamContext", "comm", "graph", "graph_pool_handle", "graphs",
+    "CUDAGraph", "Event", "ExternalStream", "Stream", "StreamContext", "comm", "get_stream_from_external", "graph",
+    "graph_pool_handle", "graphs",
     "is_current_stream_capturing", "make_graphed_callables", "current_blas_handle", "current_stream", "default_stream",
     "ipc_collect", "get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all", "nvtx", "set_stream",
     "stream", "streams", "memory", "OutOfMemoryError", "empty_cache",
@@ -35,6 +42,8 @@ __all__ = [
     "can_device_access_peer", "current_device", "device", "device_count", "device_of", "get_device_capability",
     "get_device_name", "get_device_properties", "init", "initial_seed", "is_available", "is_initialized", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "set_device", "synchronize", *sorted(_cuda_types),
+    "jiterator", "nccl", "profiler", "random",
+    *_capabilities.__all__, *_errors.__all__, *_nvml.__all__, *_sync_debug.__all__,
 ]
 
 

@@ -27,6 +27,7 @@ from ._devices import _index, synchronize
 # How many captures are running in this process (read by ``capture_in_progress``, which host-side code that can't be
 # captured asks, without a CUDA call).
 _captures = [0]
+_capturing: dict = {}  # the capturing stream's pointer -> its CUDAGraph (for keep_alive)
 _CAPTURE_MODES = ("global", "thread_local", "relaxed")
 _MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
@@ -38,6 +39,16 @@ def capture_in_progress():
         False
     """
     return _captures[0] > 0
+
+
+def keep_alive(*objects):
+    """Keep ``objects`` alive as long as the graph that the current stream is capturing: what its replays read
+    besides tensors, such as the pinned host buffer of a captured host-to-device copy (each replay copies from it
+    again) or a device array that only a captured kernel refers to."""
+    graph = _capturing.get(_backend.require_cupy().cuda.get_current_stream().ptr)
+    if graph is None:
+        raise RuntimeError("keep_alive() needs a CUDA graph capture in progress on the current stream")
+    graph._kept.extend(objects)
 
 
 def is_current_stream_capturing():
@@ -80,6 +91,7 @@ class CUDAGraph:
         self._pools = None
         self._device = None
         self._stream = None
+        self._kept = []  # what the graph's replays read besides tensors (keep_alive)
 
     def capture_begin(self, pool=None, capture_error_mode="global"):
         """Start recording the work queued on the current stream, which must not be the default stream. ``pool``: a
@@ -114,6 +126,7 @@ class CUDAGraph:
             memory._require().end_capture(device)
             raise
         _captures[0] += 1
+        _capturing[stream.ptr] = self
         self._pools, self._device, self._stream = pools, device, stream
 
     def capture_end(self):
@@ -122,6 +135,7 @@ class CUDAGraph:
             raise RuntimeError("capture_end() without capture_begin(): start a capture first")
         stream, self._stream = self._stream, None
         _captures[0] -= 1
+        _capturing.pop(stream.ptr, None)
         try:
             self._graph = stream.end_capture()
         finally:
@@ -150,6 +164,7 @@ class CUDAGraph:
             self._abandon_capture()
         self._graph = None
         self._pools = None
+        self._kept = []
 
     def pool(self):
         """This graph's memory pool, for ``capture_begin(pool=...)`` or ``graph(..., pool=...)`` of another graph
@@ -257,8 +272,8 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
                                    "they all must require grad.")
         else:
             parameters = ()
-        graphed.append(_graph_one(function, arguments, parameters, num_warmup_iters, allow_unused_input,
-                                  shared_pool))
+        graphed.append(capture_callable(function, arguments, parameters, num_warmup_iters, allow_unused_input,
+                                        shared_pool))
     results = []
     for function, replayed in zip(callables, graphed):
         if _is_module(function):
@@ -274,8 +289,12 @@ def _is_module(function):
     return callable(getattr(function, "parameters", None)) and hasattr(function, "training")
 
 
-def _graph_one(function, arguments, parameters, warmups, allow_unused, pool):
-    """The replaying callable of one function: its forward graph and its backward graph."""
+def capture_callable(function, arguments, parameters=(), warmups=0, allow_unused=True, pool=None):
+    """``function`` (of the tensors ``arguments``, reading the tensors ``parameters`` too) captured as a forward graph
+    and, where its outputs need gradients, a backward graph, after ``warmups`` runs on a side stream; returns the
+    callable that copies its arguments into the captured ones and replays (an autograd Function: gradients reach
+    the arguments and ``parameters`` through the backward graph). Raises what the capture raised."""
+    pool = graph_pool_handle() if pool is None else pool  # the forward's and the backward's graphs share memory
     inputs = arguments + parameters
     differentiable = tuple(t for t in inputs if t.requires_grad)
     side = streams.Stream()
@@ -329,6 +348,28 @@ def _graph_one(function, arguments, parameters, warmups, allow_unused, pool):
             raise TypeError(f"this graphed callable takes {len(arguments)} tensor arguments, got {len(values)}")
         outputs = Graphed.apply(*(values + parameters))
         return outputs[0] if single_output else outputs
+
+    return replayed
+
+
+def capture_whole(function, arguments):
+    """``function`` of the CUDA tensors ``arguments`` captured whole, side effects included (a training step's
+    backward and optimizer update write into the model's memory on every replay), as PyTorch's whole-network
+    capture; returns the callable that copies its arguments into ``arguments`` (which become the graph's inputs),
+    replays, and returns the outputs of the capture (memory that the next replay rewrites). Work on the host
+    (Python side effects, CPU tensors) runs once, while capturing. Raises what the capture raised."""
+    whole = CUDAGraph()
+    with graph(whole, pool=graph_pool_handle()):
+        outputs = function(*arguments)
+
+    def replayed(*values):
+        if len(values) != len(arguments):
+            raise TypeError(f"this captured function takes {len(arguments)} tensor arguments, got {len(values)}")
+        for static, value in zip(arguments, values):
+            if static.data_ptr() != value.data_ptr():
+                static.copy_(value)
+        whole.replay()
+        return outputs
 
     return replayed
 

@@ -365,3 +365,53 @@ def ipc_collect():
     from ..multiprocessing import cuda_ipc  # lazily: import agnostic doesn't load multiprocessing
 
     return cuda_ipc.ipc_collect()
+
+
+class ExternalStream(Stream):
+    """A stream another library created (a ``cudaStream_t`` given as an int), to queue agnostic's work on it.
+
+    ``ExternalStream(stream_ptr, device=None)``: ``device`` is the device the stream was created on (the current
+    device by default); a wrong one makes later launches fail. agnostic never destroys the stream: its owner must
+    keep it alive while it is in use.
+
+        >>> import cupy  # doctest: +SKIP
+        >>> theirs = cupy.cuda.Stream(non_blocking=True)  # doctest: +SKIP
+        >>> s = agnostic.cuda.ExternalStream(theirs.ptr)  # doctest: +SKIP
+        >>> with agnostic.cuda.stream(s):  # doctest: +SKIP
+        ...     y = agnostic.ones(3, device="cuda") * 2
+        >>> s.cuda_stream == theirs.ptr  # doctest: +SKIP
+        True
+    """
+
+    def __new__(cls, stream_ptr, device=None):
+        cupy = _backend.require_cupy()
+        index = _stream_index(device)
+        with cupy.cuda.Device(index):
+            if hasattr(cupy.cuda.Stream, "from_external"):  # CuPy 14 (its ExternalStream is deprecated there)
+                foreign = cupy.cuda.Stream.from_external(_ForeignStream(int(stream_ptr)))
+            else:
+                foreign = cupy.cuda.ExternalStream(int(stream_ptr), index)
+            return cls._wrap(foreign, index)
+
+
+class _ForeignStream:
+    """A ``cudaStream_t`` given as an int, under the CUDA stream protocol that CuPy's ``Stream.from_external``
+    takes."""
+
+    def __init__(self, pointer):
+        self.pointer = pointer
+
+    def __cuda_stream__(self):
+        return 0, self.pointer
+
+
+def get_stream_from_external(data_ptr, device=None):
+    """A ``Stream`` over a ``cudaStream_t`` another library created (``data_ptr``, an int), on ``device`` (the
+    current device by default), as ``torch.cuda.get_stream_from_external``; its owner keeps it alive.
+
+        >>> import cupy  # doctest: +SKIP
+        >>> theirs = cupy.cuda.Stream()  # doctest: +SKIP
+        >>> agnostic.cuda.get_stream_from_external(theirs.ptr).cuda_stream == theirs.ptr  # doctest: +SKIP
+        True
+    """
+    return ExternalStream(data_ptr, device)

@@ -8,12 +8,14 @@ from .. import _coverage
 from . import functional, init, parallel, utils
 from .parallel import DataParallel
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
+from .fractional_pooling import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
@@ -26,15 +28,18 @@ from .pixelshuffle import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .sync_batchnorm import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .unpooling import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
-from . import activation, attention, containers, conv, dropout, flatten, fold, lazy, linear, loss, lp_pooling, \
-    module, normalization, padding, parameter, pixelshuffle, pooling, rnn, sparse, transformer, unpooling, upsampling
+from . import activation, adaptive, attention, containers, conv, dropout, flatten, fold, fractional_pooling, lazy, \
+    linear, loss, lp_pooling, module, normalization, padding, parameter, pixelshuffle, pooling, rnn, sparse, \
+    sync_batchnorm, transformer, unpooling, upsampling
 
-__all__ = sorted(name for part in (activation, attention, containers, conv, dropout, flatten, fold, lazy, linear, loss,
-                                   lp_pooling, module, normalization, padding, parameter, pixelshuffle, pooling, rnn,
-                                   sparse, transformer, unpooling, upsampling)
+__all__ = sorted(name for part in (activation, adaptive, attention, containers, conv, dropout, flatten, fold,
+                                   fractional_pooling, lazy, linear, loss, lp_pooling, module, normalization, padding,
+                                   parameter, pixelshuffle, pooling, rnn, sparse, sync_batchnorm, transformer,
+                                   unpooling, upsampling)
                  for name in part.__all__) + ["DataParallel", "functional", "init", "modules", "parallel", "utils"]
 
 from . import modules  # last: PyTorch's torch.nn.modules.* paths, over the layers above  # noqa: E402

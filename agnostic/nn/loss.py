@@ -389,7 +389,17 @@ class TripletMarginWithDistanceLoss(_Loss):
                                                    swap=self.swap, reduction=self.reduction)
 
 
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated alias of ``NLLLoss`` (for (N, C, H, W) log-probabilities): the same loss.
+
+        >>> log_probs = agnostic.full((1, 2, 1, 1), 0.5).log()
+        >>> agnostic.nn.NLLLoss2d()(log_probs, agnostic.tensor([[[1]]]))
+        tensor(0.6931)
+    """
+
+
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
-           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PairwiseDistance",
-           "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "NLLLoss2d",
+           "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+           "TripletMarginWithDistanceLoss"]

@@ -346,7 +346,8 @@ class Module:
 
     def compile(self, *args, **kwargs):
         """Compile this module in place, as ``torch.nn.Module.compile``: ``agnostic.compile``'s arguments, checked
-        the same way; the module keeps running eagerly (agnostic has no graph compiler).
+        the same way; the module runs eagerly, or with ``mode="reduce-overhead"`` on CUDA replays CUDA graphs of
+        its forward and backward (see ``agnostic.compile``).
 
             >>> agnostic.nn.Linear(2, 1).compile(mode="max-autotune")
         """

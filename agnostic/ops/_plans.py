@@ -140,7 +140,10 @@ def _make_plan(op, operands, autocast=True):
             if op.check_operands is not None:
                 op.check_operands(*operands, compute=dtype)  # what depends only on the kinds (a bool operand)
             scalar_kinds = {type(x) for x in operands if not isinstance(x, TensorBase)}
-            if not scalar_kinds or op.python_scalars and (dtype.category >= _FLOATING or scalar_kinds <= {bool, int}):
+            # NumPy's bfloat16 (ml_dtypes') widens with a Python float, where PyTorch keeps bfloat16: the general
+            # plan converts the scalar first.
+            if not scalar_kinds or op.python_scalars and dtype is not _dtypes.bfloat16 and (
+                    dtype.category >= _FLOATING or scalar_kinds <= {bool, int}):
                 if op.arity == 1:
                     return _direct_unary_plan(op, dtype)
                 return _direct_binary_plan(op, dtype, isinstance(operands[0], TensorBase),

@@ -20,7 +20,7 @@ from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
 from ._binding import Binding
-from ._dispatch import Result, write_result
+from ._dispatch import Result, result_dtype, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
 from ._plans import NOTHING_RECENT, binary_caller, forget, unary_caller
@@ -408,13 +408,21 @@ def _binary_function(call):
 def _scaling_function(call):
     def function(input, other, *, alpha=1, out=None):
         if alpha != 1:
-            other = _scaled(other, alpha)
+            other = _scaled(input, other, alpha)
         return call(input, other, out)
     return function
 
 
-def _scaled(other, alpha):
-    return OPS["mul"].function(other, alpha) if isinstance(other, TensorBase) else other * alpha
+def _scaled(input, other, alpha):
+    """``alpha * other`` for ``input + alpha * other``: in the dtype the sum takes, as PyTorch computes it (a
+    bfloat16 ``other`` beside a float32 ``input`` is scaled in float32, not rounded to bfloat16 first)."""
+    if not isinstance(other, TensorBase):
+        return other * alpha
+    if isinstance(input, TensorBase) and input.dtype is not other.dtype:
+        common = result_dtype(input, other)
+        if common is not other.dtype:
+            other = other.to(common)
+    return OPS["mul"].function(other, alpha)
 
 
 def _make_method(op):
@@ -438,7 +446,7 @@ def _binary_method(call):
 def _scaling_method(call):
     def method(self, other, *, alpha=1):
         if alpha != 1:
-            other = _scaled(other, alpha)
+            other = _scaled(self, other, alpha)
         return call(self, other)
     return method
 
@@ -470,7 +478,7 @@ def _binary_inplace(op, name, recorded):
         if alpha != 1:
             if not op.alpha:
                 raise TypeError(f"{name}() got an unexpected keyword argument 'alpha'")
-            other = _scaled(other, alpha)
+            other = _scaled(self, other, alpha)
         recording = TensorBase.recording
         if isinstance(self, recording) or isinstance(other, recording):
             return recorded(self, other)

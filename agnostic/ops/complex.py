@@ -4,7 +4,7 @@ conjugate transposes, with PyTorch's gradients (its Wirtinger convention: ``z.gr
 import math
 
 from .. import _backend, _dtypes
-from .._tensor import TensorBase, wrap
+from .._tensor import TensorBase, _check_writable, wrap
 from ._dispatch import check_same_device, finish
 from ._registry import composite, public_names, tensor_method
 from .creation import zeros_like
@@ -259,6 +259,22 @@ def conjugate_transpose(input):
         hint = "; for batches of matrices, consider using tensor.mH" if input.ndim > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {input.ndim}-D tensor{hint}")
     return conj(input.t())
+
+
+@tensor_method(overwrites=True, gradients={"input": lambda grad: conj(grad)})
+def conj_physical_(input):
+    """Conjugate ``input`` in place (a real tensor is left as it is), as ``Tensor.conj_physical_``.
+
+        >>> x = agnostic.tensor([1 + 2j, 3 - 1j])
+        >>> x.conj_physical_() is x, x
+        (True, tensor([1.-2.j, 3.+1.j]))
+    """
+    _check_tensor("conj_physical_", input)
+    if input.dtype.is_complex:
+        _check_writable(input)
+        backend = input._device.backend
+        backend.run(backend.xp.conjugate, input._data, out=input._data)
+    return input
 
 
 __all__ = public_names(globals())

@@ -421,10 +421,11 @@ def nonzero(input, *, as_tuple=False):
         >>> agnostic.tensor([0, 3, 0, 5]).nonzero(as_tuple=True)
         (tensor([1, 3]),)
     """
-    xp = input._device.backend.xp
+    backend = input._device.backend
+    xp = backend.xp
     array = input._data if input._data.ndim else input._data.reshape(1)
-    with input._device.backend.activate():
-        found = xp.nonzero(array)
+    with backend.activate():
+        found = backend.ops.nonzero(array)
         if as_tuple:
             return tuple(finish(a, _dtypes.int64, input._device) for a in found)
         stacked = xp.stack(found, axis=1)

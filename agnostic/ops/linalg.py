@@ -82,6 +82,8 @@ def matmul(input, other):
     try:
         with device.backend.activate():
             product = matmul_arrays(device, a, b)
+            if product.dtype != a.dtype:  # NumPy's bfloat16 (ml_dtypes') products come out in float32
+                product = product.astype(a.dtype)
     except ValueError:
         raise RuntimeError(f"matmul(): batch dimensions {_shape_text(a.shape[:-2])} and "
                            f"{_shape_text(b.shape[:-2])} don't broadcast") from None

@@ -13,17 +13,18 @@ from .adamax import *  # noqa: F401,F403
 from .adamw import *  # noqa: F401,F403
 from .asgd import *  # noqa: F401,F403
 from .lbfgs import *  # noqa: F401,F403
+from .muon import *  # noqa: F401,F403
 from .nadam import *  # noqa: F401,F403
 from .optimizer import *  # noqa: F401,F403
 from .radam import *  # noqa: F401,F403
 from .rmsprop import *  # noqa: F401,F403
 from .rprop import *  # noqa: F401,F403
 from .sgd import *  # noqa: F401,F403
-from . import adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, nadam, optimizer, radam, rmsprop, \
-    rprop, sgd
+from . import adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, muon, nadam, optimizer, radam, \
+    rmsprop, rprop, sgd
 
-__all__ = sorted(name for part in (adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, nadam, optimizer,
-                                   radam, rmsprop, rprop, sgd)
+__all__ = sorted(name for part in (adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, muon, nadam,
+                                   optimizer, radam, rmsprop, rprop, sgd)
                  for name in part.__all__) + ["lr_scheduler", "swa_utils"]
 
 

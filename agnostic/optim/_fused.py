@@ -18,7 +18,7 @@ from numpy import maximum, sqrt
 
 from .. import _backend
 from .._backends import cpu_kernels, cuda_kernels
-from ..cuda.graphs import capture_in_progress
+from ..cuda.graphs import capture_in_progress, keep_alive
 
 CHUNK = cuda_kernels.MULTI_TENSOR_CHUNK  # elements per thread block, as the kernel's source has it
 THREADS = 256
@@ -31,13 +31,15 @@ _LOW_PRECISION = ("float16", "bfloat16")
 
 
 class Update:
-    """One algorithm: the names of its array lists (``param`` and ``grad`` first), of its scalar arguments (compute
-    dtype) and flags (int), as its CUDA kernel declares them, the kernel's name, and the per-element function
-    ``element(i, *arrays, scalars, flags)``."""
+    """One algorithm: the names of its array lists (``param`` first, then ``grad`` where it has one), of its scalar
+    arguments (compute dtype) and flags (int), as its CUDA kernel declares them, the kernel's name, and the
+    per-element function ``element(i, *arrays, scalars, flags)``. ``counters``: the positions of its lists of step
+    counts (one float32 element per tensor, which the element function reads as ``count[0]``)."""
 
     def __init__(self, name, element):
         signature = cuda_kernels.MULTI_TENSOR_UPDATES[name]
         self.name, self.lists, self.scalars, self.flags = name, signature.lists, signature.scalars, signature.flags
+        self.counters = frozenset(self.lists.index(counter) for counter in signature.counters)
         self.kernel_name, self.element = f"agnostic_{name}", element
 
 
@@ -48,16 +50,14 @@ def run(update, lists, scalars, flags, foreach=None):
     by_device = {}
     for index, param in enumerate(lists[0]):
         arrays = tuple(None if arrays is None else arrays[index] for arrays in lists)
-        by_device.setdefault(_backend.device_of_array(param), []).extend(_real_tasks(arrays))
+        arrays = tuple(a.reshape(1) if position in update.counters else a for position, a in enumerate(arrays))
+        by_device.setdefault(_backend.device_of_array(param), []).extend(_real_tasks(arrays, update.counters))
     for device, tasks in by_device.items():
         backend = device.backend
-        # A CUDA graph capture can't upload the kernel's pointer table (a host-to-device copy): one update per tensor
-        # there, which a replay runs without Python anyway.
-        fusing = foreach is not False and backend.ops.MULTI_TENSOR_KERNELS and not (
-            capture_in_progress() and backend.is_capturing())
+        fusing = foreach is not False and backend.ops.MULTI_TENSOR_KERNELS
         fused, plain = {}, []
         for arrays in tasks:
-            if fusing and _kernel_ready(arrays):
+            if fusing and _kernel_ready(arrays, update.counters):
                 fused.setdefault(arrays[0].dtype, []).append(arrays)
             else:
                 plain.append(arrays)
@@ -68,21 +68,23 @@ def run(update, lists, scalars, flags, foreach=None):
                 _run_host(update, backend, plain, scalars, flags)
 
 
-def _real_tasks(arrays):
-    """PyTorch's ``view_as_real`` for complex parameters: the update is then elementwise over real components."""
+def _real_tasks(arrays, counters):
+    """PyTorch's ``view_as_real`` for complex parameters: the update is then elementwise over real components (the
+    step counts at the positions ``counters`` stay as they are)."""
     if arrays[0].dtype.kind != "c":
         return [arrays]
     if all(a is None or a.flags.c_contiguous for a in arrays):
         real = arrays[0].real.dtype
-        return [tuple(None if a is None else a.reshape(-1).view(real) for a in arrays)]
-    return [tuple(None if a is None else a.real for a in arrays),
-            tuple(None if a is None else a.imag for a in arrays)]
+        return [tuple(a if a is None or i in counters else a.reshape(-1).view(real) for i, a in enumerate(arrays))]
+    return [tuple(a if a is None or i in counters else a.real for i, a in enumerate(arrays)),
+            tuple(a if a is None or i in counters else a.imag for i, a in enumerate(arrays))]
 
 
-def _kernel_ready(arrays):
+def _kernel_ready(arrays, counters):
     dtype = arrays[0].dtype
     return dtype in _KERNEL_COMPUTE and all(
-        a is None or (a.dtype == dtype and a.flags.c_contiguous) for a in arrays)
+        a is None or (a.dtype == numpy.float32 if i in counters else a.dtype == dtype and a.flags.c_contiguous)
+        for i, a in enumerate(arrays))
 
 
 # ----- the ufunc path -------------------------------------------------------------------------------------------
@@ -106,7 +108,7 @@ def _run_host(update, backend, tasks, scalars, flags):
             wide = tuple(None if a is None else a.astype(compute) for a in arrays)
             _apply(update, wide, typed_scalars, typed_flags)
             for index, (narrow, result) in enumerate(zip(arrays, wide)):
-                if narrow is not None and index != 1:
+                if narrow is not None and index != 1 and index not in update.counters:
                     backend.xp.copyto(narrow, result, casting="unsafe")
 
 
@@ -152,6 +154,20 @@ def _adam(i, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, scalars, flags):
         max_exp_avg_sq[i] = v
     denom = sqrt(v) / bias_correction2_sqrt + eps
     param[i] = p + (m / denom) * neg_step_size
+
+
+def _adam_capturable(i, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, scalars, flags):
+    weight_decay, decay, one_minus_beta1, beta1_complement, beta1, beta2, one_minus_beta2, eps, lr = scalars
+    step_count = step[0]
+    bias_correction2_sqrt = sqrt(1 - beta2 ** step_count)
+    neg_step_size = -(lr / (1 - beta1 ** step_count))
+    _adam(i, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, (
+        weight_decay, decay, one_minus_beta1, beta1_complement, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
+        neg_step_size), flags)
+
+
+def _count(i, count, scalars, flags):
+    count[i] = count[i] + 1
 
 
 def _rmsprop(i, param, grad, square_avg, momentum_buffer, grad_avg, scalars, flags):
@@ -238,12 +254,21 @@ def launch_arguments(update, dtype, tasks, scalars, flags):
 
 def _launch(update, backend, dtype, tasks, scalars, flags):
     host_table, blocks, arguments = launch_arguments(update, dtype, tasks, scalars, flags)
-    if blocks:
-        backend.ops.multi_tensor_apply(update.kernel_name, dtype, blocks, THREADS,
-                                       (_device_table(host_table, backend), *arguments))
+    if not blocks:
+        return
+    if capture_in_progress() and backend.is_capturing():
+        # A CUDA graph records the table's upload from pinned memory, which each replay copies again: the graph
+        # keeps both copies (the tables cached for eager steps may be evicted and freed).
+        device_table, pinned_table = backend.ops.captured_upload(host_table)
+        keep_alive(device_table, pinned_table)
+    else:
+        device_table = _device_table(host_table, backend)
+    backend.ops.multi_tensor_apply(update.kernel_name, dtype, blocks, THREADS, (device_table, *arguments))
 
 
 # ----- the algorithms -------------------------------------------------------------------------------------------
 SGD = Update("sgd", _sgd)
 ADAM = Update("adam", _adam)
+ADAM_CAPTURABLE = Update("adam_capturable", _adam_capturable)
+COUNT = Update("count", _count)
 RMSPROP = Update("rmsprop", _rmsprop)

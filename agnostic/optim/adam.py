@@ -1,6 +1,5 @@
 """Adam (with AMSGrad, L2 or decoupled weight decay, maximize), as ``torch.optim.Adam``."""
 
-from ..autograd import no_grad
 from ..ops.creation import zeros
 from . import _fused
 from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
@@ -14,8 +13,8 @@ class Adam(Optimizer):
     multiplies ``p`` by ``1 - lr * weight_decay`` first. State per parameter: ``step`` (a float32 CPU tensor),
     ``exp_avg``, ``exp_avg_sq`` and, with ``amsgrad``, ``max_exp_avg_sq``. On CUDA a group's parameters of one
     dtype update in one fused kernel (``foreach=False``: one by one); ``fused`` is accepted and changes nothing.
-    ``capturable=True`` keeps each ``step`` on its parameter's device and computes the bias corrections there, with
-    tensor ops, as PyTorch's capturable Adam: slower eagerly, but ``step()`` can then be captured in a CUDA graph.
+    ``capturable=True`` keeps each ``step`` on its parameter's device and computes the bias corrections there, in
+    the fused update, as PyTorch's capturable Adam: ``step()`` can then be captured in a CUDA graph.
 
         >>> model = agnostic.nn.Linear(2, 1)
         >>> optimizer = agnostic.optim.Adam(model.parameters(), lr=1e-3)
@@ -59,7 +58,7 @@ class Adam(Optimizer):
             if not params:
                 continue
             if group["capturable"]:
-                self._step_on_the_device(group, params)
+                self._step_on_the_device(group, params, grads)
                 continue
             amsgrad = group["amsgrad"]
             by_step = {}  # parameters at the same step share bias corrections, hence one launch
@@ -90,38 +89,35 @@ class Adam(Optimizer):
                 _fused.run(_fused.ADAM, lists, scalars, flags, group["foreach"])
         return loss
 
-    def _step_on_the_device(self, group, params):
-        """``capturable=True``: the same update from tensor ops, each parameter's step count a float32 tensor on its
-        device (moved there if a checkpoint put it elsewhere), so nothing in it is a number computed on the host."""
+    def _step_on_the_device(self, group, params, grads):
+        """``capturable=True``: each parameter's step count is a float32 tensor on its device (moved there if a
+        checkpoint put it elsewhere), advanced by one launch, and the update computes the bias corrections from it
+        on the device: nothing in the step is a number computed on the host, so a CUDA graph can capture it."""
+        amsgrad = group["amsgrad"]
+        for p in params:
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = zeros((), device=p.device)
+                state["exp_avg"] = zeros_state(p)
+                state["exp_avg_sq"] = zeros_state(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = zeros_state(p)
+            if state["step"].device != p.device:
+                state["step"] = state["step"].to(p.device)
+        states = [self.state[p] for p in params]
+        steps = [s["step"]._data for s in states]
+        _fused.run(_fused.COUNT, [steps], {}, {}, group["foreach"])
         beta1, beta2 = (scalar(b) for b in group["betas"])
-        lr, weight_decay, eps = scalar(group["lr"]), scalar(group["weight_decay"]), group["eps"]
-        with no_grad():
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = zeros((), device=p.device)
-                    state["exp_avg"] = zeros_state(p)
-                    state["exp_avg_sq"] = zeros_state(p)
-                    if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = zeros_state(p)
-                if state["step"].device != p.device:
-                    state["step"] = state["step"].to(p.device)
-                step, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                grad = -p.grad if group["maximize"] else p.grad
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad + weight_decay * p
-                step.add_(1)
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad.conj(), value=1 - beta2)
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"].copy_(state["max_exp_avg_sq"].maximum(exp_avg_sq))
-                    exp_avg_sq = state["max_exp_avg_sq"]
-                bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
-                step_size = lr / (1 - beta1 ** step)
-                p.sub_(exp_avg * step_size / (exp_avg_sq.sqrt() / bias_correction2_sqrt + eps))
+        lr, weight_decay = scalar(group["lr"]), scalar(group["weight_decay"])
+        scalars = dict(weight_decay=weight_decay, decay=1 - lr * weight_decay, one_minus_beta1=1 - beta1,
+                       beta1_complement=beta1, beta1=beta1, beta2=beta2, one_minus_beta2=1 - beta2, eps=group["eps"],
+                       lr=lr)
+        flags = dict(maximize=int(group["maximize"]), decoupled=int(group["decoupled_weight_decay"]),
+                     amsgrad=int(amsgrad))
+        lists = [[p._data for p in params], grads, [s["exp_avg"]._data for s in states],
+                 [s["exp_avg_sq"]._data for s in states],
+                 [s["max_exp_avg_sq"]._data for s in states] if amsgrad else None, steps]
+        _fused.run(_fused.ADAM_CAPTURABLE, lists, scalars, flags, group["foreach"])
 
 
 __all__ = ["Adam"]

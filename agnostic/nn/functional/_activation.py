@@ -9,6 +9,7 @@ import agnostic
 from ... import _autocast
 from ..._tensor import wrap
 from ...autograd import Function
+from ...ops.activations import hardshrink, prelu  # noqa: F401  (the ops themselves, Tensor methods too)
 
 
 class _Erf(Function):
@@ -481,17 +482,6 @@ def softshrink(input, lambd=0.5):
                                          agnostic.mul(input, 0.0)))
 
 
-def hardshrink(input, lambd=0.5):
-    """``x`` where ``|x| > lambd``, else 0.
-
-        >>> import agnostic.nn.functional as F
-        >>> F.hardshrink(agnostic.tensor([-2.0, 0.25, 1.0]))
-        tensor([-2.,  0.,  1.])
-    """
-    inside = agnostic.logical_and(agnostic.ge(input, -lambd), agnostic.le(input, lambd))
-    return agnostic.where(inside, 0.0, input)
-
-
 @_autocast.policy
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """``softmax(-x)`` along ``dim`` (computed in ``dtype`` when given).
@@ -524,31 +514,6 @@ def glu(input, dim=-1):
     first, second = agnostic.narrow(input, position, 0, size // 2), agnostic.narrow(input, position, size // 2,
                                                                                      size // 2)
     return agnostic.mul(first, agnostic.sigmoid(second))
-
-
-@_autocast.policy
-def prelu(input, weight):
-    """``x`` where ``x > 0``, else ``weight * x``; ``weight`` has one element or one per channel (dimension 1).
-
-        >>> import agnostic.nn.functional as F
-        >>> F.prelu(agnostic.tensor([[-2.0, 1.0], [-4.0, -1.0]]), agnostic.tensor([0.5, 0.25]))
-        tensor([[-1.0000,  1.0000],
-                [-2.0000, -0.2500]])
-    """
-    if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
-    if weight.numel() != 1:
-        if input.dim() == 0:
-            raise RuntimeError("Not allow zero-dim input tensor.")
-        channels = input.shape[1] if input.dim() > 1 else 1
-        if channels != weight.numel():
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{weight.numel()} and channel size = {channels}.")
-    if input.dim() > 1:
-        weight = weight.reshape((1, -1) + (1,) * (input.dim() - 2))
-    elif weight.dim() == 1 and input.dim() == 0:
-        weight = weight.reshape(())
-    return agnostic.where(agnostic.gt(input, 0), input, agnostic.mul(weight, input))
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):

@@ -373,5 +373,28 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                    "conv_transpose3d")
 
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold",
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1-D convolution of a (time, batch, channels) sequence, as ``torch.conv_tbc``: ``weight`` is (kernel width,
+    in channels, out channels), ``bias`` (out channels), ``pad`` zeros added at both ends of time.
+
+        >>> agnostic.conv_tbc(agnostic.ones(4, 1, 2), agnostic.ones(3, 2, 1), agnostic.zeros(1)).flatten()
+        tensor([6., 6.])
+    """
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError(f"Input dim 2 (input channels) is not == dim 1 in the weight tensor: {input.shape[2]} "
+                           f"!= {weight.shape[1]}")
+    if bias.shape[0] != weight.shape[2]:
+        raise RuntimeError(f"Bias size must equal dim 2 in the weight tensor (output channels): {bias.shape[0]} "
+                           f"!= {weight.shape[2]}")
+    output = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return output.permute(2, 0, 1)
+
+__all__ = ["conv_tbc", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold",
            "unfold"]

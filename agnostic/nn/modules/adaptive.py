@@ -1,4 +1,4 @@
-"""``torch.nn.modules.adaptive``'s path: agnostic lacks the adaptive softmax, and its error says so."""
+"""``torch.nn.modules.adaptive``'s path: the adaptive softmax (``AdaptiveLogSoftmaxWithLoss``)."""
 
 from ._paths import mirror
 
