@@ -72,6 +72,7 @@ from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .serialization import load, save
 from ._threads import get_num_threads, set_num_threads
 from ._compile import compile
+from ._fusion import fuse
 from ._printing import get_printoptions, set_printoptions
 from ._determinism import (
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms,

@@ -58,11 +58,18 @@ class _State(threading.local):
 
     def __init__(self):
         self.enabled = {}
+        self.configured = {}  # {device type: dtype} set by set_autocast_dtype while autocast was off
         self.cache_enabled = True
         self.cache = {}  # id(leaf) -> (leaf, (dtype, cast))
 
 
 STATE = _State()
+
+
+def configured_dtype(device_type):
+    """The dtype autocast uses on ``device_type`` in this thread: its enabled region's, else the one
+    ``set_autocast_dtype`` set, else the default (float16 on CUDA, bfloat16 on the CPU)."""
+    return STATE.enabled.get(device_type) or STATE.configured.get(device_type) or DEFAULT_DTYPES[device_type]
 # Autocast regions open in any thread: while none is, a wrapped op only reads this.
 OPEN_REGIONS = [0]
 

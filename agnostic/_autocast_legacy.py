@@ -12,10 +12,9 @@ def _deprecated(old, new):
 
 
 class _AutocastSettings(threading.local):
-    """This thread's autocast dtypes set while autocast was off, and its nesting count, as PyTorch keeps them."""
+    """This thread's autocast nesting count, as PyTorch keeps it."""
 
     def __init__(self):
-        self.dtypes = {}
         self.nesting = 0
         self.opened = False  # whether set_autocast_enabled counts this thread in OPEN_REGIONS
 
@@ -30,17 +29,12 @@ def _check_device_type(device_type):
                            "on 'cuda' and 'cpu'")
 
 
-def _configured_dtype(device_type):
-    return _autocast.STATE.enabled.get(device_type) or _settings.dtypes.get(device_type) or \
-        _autocast.DEFAULT_DTYPES[device_type]
-
-
 def _set_enabled(device_type, enabled):
     _check_device_type(device_type)
     state = _autocast.STATE
     regions = dict(state.enabled)
     if enabled:
-        regions[device_type] = _configured_dtype(device_type)
+        regions[device_type] = _autocast.configured_dtype(device_type)
     else:
         regions.pop(device_type, None)
     state.enabled = regions
@@ -58,7 +52,7 @@ def _set_enabled(device_type, enabled):
 def _set_dtype(device_type, dtype):
     _check_device_type(device_type)
     dtype = _dtypes.as_dtype(dtype)
-    _settings.dtypes[device_type] = dtype
+    _autocast.STATE.configured[device_type] = dtype
     state = _autocast.STATE
     if device_type in state.enabled:
         state.enabled = {**state.enabled, device_type: dtype}
@@ -108,7 +102,7 @@ def set_autocast_dtype(device_type, dtype):
     by ``set_autocast_enabled``), as ``torch.set_autocast_dtype``.
 
         >>> agnostic.set_autocast_dtype("cpu", agnostic.float16)
-        >>> agnostic.get_autocast_cpu_dtype()  # doctest: +SKIP
+        >>> agnostic.get_autocast_dtype("cpu")
         agnostic.float16
         >>> agnostic.set_autocast_dtype("cpu", agnostic.bfloat16)
     """
@@ -125,7 +119,7 @@ def get_autocast_cpu_dtype():
         agnostic.bfloat16
     """
     _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
-    return _configured_dtype("cpu")
+    return _autocast.configured_dtype("cpu")
 
 
 def get_autocast_gpu_dtype():
@@ -138,7 +132,7 @@ def get_autocast_gpu_dtype():
         agnostic.float16
     """
     _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
-    return _configured_dtype("cuda")
+    return _autocast.configured_dtype("cuda")
 
 
 def set_autocast_cpu_dtype(dtype):

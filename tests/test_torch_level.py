@@ -394,6 +394,10 @@ def test_autocast_state_functions():
     weight = agnostic.randn(3, 3)
     try:
         agnostic.set_autocast_dtype("cpu", agnostic.float16)
+        # as PyTorch: the dtype set while autocast is off is the one reported, and the one a region uses
+        assert agnostic.get_autocast_dtype("cpu") is agnostic.float16
+        with agnostic.autocast("cpu"):
+            assert (agnostic.ones(2, 3) @ weight).dtype is agnostic.float16
         agnostic.set_autocast_enabled("cpu", True)
         assert agnostic.is_autocast_enabled("cpu") and agnostic.get_autocast_dtype("cpu") is agnostic.float16
         assert (agnostic.ones(2, 3) @ weight).dtype is agnostic.float16  # ops autocast

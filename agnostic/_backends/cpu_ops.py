@@ -493,3 +493,8 @@ def geqrf(matrices):
 def nonzero(array):
     """The indices of ``array``'s nonzero elements, one array per dimension (``numpy.nonzero``)."""
     return numpy.nonzero(array)
+
+
+def fuse(function, name):
+    """``function`` of NumPy arrays, as it is: the CPU runs its ops back to back (see ``agnostic.fuse``)."""
+    return function

@@ -574,3 +574,9 @@ def nonzero(array):
     device to learn their count: a synchronizing operation for ``agnostic.cuda.set_sync_debug_mode``)."""
     sync_debug.check_synchronizing("nonzero")
     return require_cupy().nonzero(array)
+
+
+def fuse(function, name):
+    """``function`` of CuPy arrays (CuPy's ufuncs and array methods) compiled into one kernel named ``name`` by
+    CuPy's fusion (``cupy.fuse``), on its first call for each combination of argument dtypes."""
+    return require_cupy().fuse(kernel_name=name)(function)

@@ -37,7 +37,7 @@ class autocast:
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}': agnostic "
                                "autocasts on 'cuda' and 'cpu'")
         self.device = device_type
-        self.fast_dtype = _autocast.DEFAULT_DTYPES[device_type] if dtype is None else _dtypes.as_dtype(dtype)
+        self.fast_dtype = _autocast.configured_dtype(device_type) if dtype is None else _dtypes.as_dtype(dtype)
         self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
         self._enabled = bool(enabled)
         if self._enabled and self.fast_dtype not in _SUPPORTED[device_type]:
@@ -102,7 +102,7 @@ def get_autocast_dtype(device_type):
         >>> agnostic.get_autocast_dtype("cuda"), agnostic.get_autocast_dtype("cpu")
         (agnostic.float16, agnostic.bfloat16)
     """
-    return _autocast.STATE.enabled.get(device_type, _autocast.DEFAULT_DTYPES[device_type])
+    return _autocast.configured_dtype(device_type)
 
 
 def custom_fwd(forward=None, *, device_type="cuda", cast_inputs=None):

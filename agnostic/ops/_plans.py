@@ -18,6 +18,7 @@ from ._dispatch import (
     Result, as_operand, broadcasting, check_same_device, operand_array, raise_broadcast_error, result_dtype,
     write_result,
 )
+from ._tracing import Traced
 from .creation import as_tensor
 
 _INTEGER, _FLOATING = 1, 2  # dtype categories
@@ -49,6 +50,8 @@ def unary_caller(op, as_operator=False):
         plan = plans.get(key)
         if plan is None:
             if key is None:
+                if isinstance(input, Traced) and out is None:  # inside a function agnostic.fuse traces
+                    return input.trace.apply(op, (input,))
                 return caller(*_coerced(op, (input,), as_operator), out)
             plan = plans[key] = _make_plan(op, (input,))
         return plan(input, out)
@@ -81,6 +84,9 @@ def binary_caller(op, as_operator=False, reflected=False):
                 recent[0] = (key_a, key_b, plan)
                 return plan(input, other, out)
         if key_a is None or key_b is None:
+            traced = input if isinstance(input, Traced) else other if isinstance(other, Traced) else None
+            if traced is not None and out is None:  # inside a function agnostic.fuse traces
+                return traced.trace.apply(op, (input, other))
             operands = _coerced(op, (input, other), as_operator)
             return NotImplemented if operands is NotImplemented else op.call(*operands, out)
         by_second = plans.setdefault(key_a, {})
