@@ -9,6 +9,7 @@ functions that can't be fused (after one warning saying why).
 """
 
 import functools
+import re
 import warnings
 
 import numpy
@@ -54,11 +55,25 @@ def fuse(function=None, *, kernel_name=None):
         run = compiled.get(key, 0)
         if run == 0:
             run = compiled[key] = _compiled(function, args, device, kernel_name, warned)
+            if run is not None:
+                try:  # the first call compiles the kernel (CUDA): a failure there falls back as well
+                    return run(args)
+                except Exception as error:  # the compiler's error, whatever its type
+                    compiled[key] = None
+                    _warn_once(warned, function, f"the fused kernel did not compile ({error})", stacklevel=3)
         if run is None:
             return function(*args)
         return run(args)
 
     return fused
+
+
+def _warn_once(warned, function, why, stacklevel=4):
+    """The warning that ``function`` runs unfused, and why (the first time only); ``stacklevel`` names the user's
+    call."""
+    if not warned:
+        warned.append(True)
+        warnings.warn(f"agnostic.fuse runs {function.__name__} unfused: {why}", stacklevel=stacklevel)
 
 
 def _compiled(function, args, device, kernel_name, warned):
@@ -77,11 +92,9 @@ def _compiled(function, args, device, kernel_name, warned):
         backend = device.backend
         functions = [None if op is None else op.backend_function(device, compute)
                      for op, _, _, compute, _ in trace.nodes]
-        kernel = backend.ops.fuse(trace.program(functions, outputs), kernel_name or function.__name__)
+        kernel = backend.ops.fuse(trace.program(functions, outputs), _identifier(kernel_name or function.__name__))
     except NotFusable as error:
-        if not warned:
-            warned.append(True)
-            warnings.warn(f"agnostic.fuse runs {function.__name__} unfused: {error}", stacklevel=3)
+        _warn_once(warned, function, str(error))
         return None
 
     def run(values):
@@ -93,6 +106,12 @@ def _compiled(function, args, device, kernel_name, warned):
         return wrapped[0] if single else wrapped
 
     return run
+
+
+def _identifier(name):
+    """``name`` as a C identifier, for the kernel's name (a lambda's ``<lambda>`` becomes ``_lambda_``)."""
+    name = re.sub(r"\W", "_", name)
+    return name if name[:1].isalpha() or name[:1] == "_" else f"fused_{name}"
 
 
 __all__ = ["fuse"]
