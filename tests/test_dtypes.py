@@ -198,6 +198,13 @@ def test_half_precision_stays_half_beside_python_scalars_and_in_products(device,
     for result in (x * 2.5, 2.5 * x, x + 1.5, x / 3, x - 0.25, x ** 2.0, x @ x, x[None] @ x[:, None],
                    agnostic.addmm(x[:2, None] * x[None, :2], x[:2, None], x[None, :2]), agnostic.mm(x[None], x[:, None])):
         assert result.dtype is dtype
+    matrix = agnostic.tensor([[1.0, 2.0, 3.0], [0.5, 0.25, 2.0]], dtype=dtype, device=device, requires_grad=True)
+    layer = agnostic.nn.Linear(3, 2).to(device=device, dtype=dtype)
+    for result in (agnostic.einsum("ij,kj->ik", matrix, matrix), agnostic.bmm(matrix[None], matrix.mT[None]),
+                   agnostic.tensordot(matrix, matrix.mT, 1), layer(matrix)):
+        assert result.dtype is dtype
+        result.sum().backward()
+    assert matrix.grad.dtype is dtype and layer.weight.grad.dtype is dtype
     assert (x * 2.5).float().tolist() == [2.5, 5.0, 7.5]
     assert (x @ x).item() == 14.0
     torch = pytest.importorskip("torch")

@@ -9,6 +9,7 @@ from collections import namedtuple
 
 import numpy
 
+from .. import _dtypes
 from .._tensor import TensorBase, _normalize_dim, wrap
 from ..autograd.derivatives import conj
 from .creation import eye, ones, zeros
@@ -82,8 +83,6 @@ def matmul(input, other):
     try:
         with device.backend.activate():
             product = matmul_arrays(device, a, b)
-            if product.dtype != a.dtype:  # NumPy's bfloat16 (ml_dtypes') products come out in float32
-                product = product.astype(a.dtype)
     except ValueError:
         raise RuntimeError(f"matmul(): batch dimensions {_shape_text(a.shape[:-2])} and "
                            f"{_shape_text(b.shape[:-2])} don't broadcast") from None
@@ -97,8 +96,11 @@ def matmul_arrays(device, a, b):
     hundreds of times slower."""
     if a.ndim > 2 and b.ndim == 2:
         rows = a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
-        return device.backend.matmul(rows, b).reshape(a.shape[:-1] + b.shape[-1:])
-    return device.backend.matmul(a, b)
+        product = device.backend.matmul(rows, b).reshape(a.shape[:-1] + b.shape[-1:])
+    else:
+        product = device.backend.matmul(a, b)
+    # NumPy's bfloat16 (ml_dtypes') products come out in float32, accumulated there: rounded once, as PyTorch's
+    return product if product.dtype == a.dtype else product.astype(a.dtype)
 
 
 @composite(gradients={"input": lambda grad, input, mat2: _left_gradient(grad, input, mat2),
@@ -291,7 +293,9 @@ def einsum_operands(equation, *operands):
     """
     device = check_same_device(*operands)
     dtype = result_dtype(*operands)
-    arrays = [operand_array(t, dtype, device) for t in operands]
+    # NumPy's einsum has no bfloat16 (ml_dtypes'): computed in float32 and rounded once, as PyTorch accumulates it
+    compute = _dtypes.float32 if dtype is _dtypes.bfloat16 else dtype
+    arrays = [operand_array(t, compute, device) for t in operands]
     inputs, output = _explicit_einsum(equation, operands)
     xp = device.backend.xp
     try:
