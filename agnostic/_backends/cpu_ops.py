@@ -498,3 +498,8 @@ def nonzero(array):
 def fuse(function, name):
     """``function`` of NumPy arrays, as it is: the CPU runs its ops back to back (see ``agnostic.fuse``)."""
     return function
+
+
+def batched_bfloat16_matmul(a, b):
+    """``a @ b`` of bfloat16 arrays with batch dimensions (NumPy's matmul; see ``cuda_ops``' for CuPy's limit)."""
+    return numpy.matmul(a, b)

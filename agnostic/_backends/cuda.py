@@ -104,11 +104,13 @@ class CUDABackend:
         return require_cupy().lib.stride_tricks.as_strided(array, shape, strides)
 
     def matmul(self, a, b):
-        """``a @ b``: cuBLAS, or while the current stream captures a CUDA graph (where CuPy refuses cuBLAS), CuPy's
-        reduction kernel ``cuda_ops.capturable_matmul``."""
+        """``a @ b``: cuBLAS, or while the current stream captures a CUDA graph (where CuPy refuses cuBLAS),
+        agnostic's own kernels (``cuda_ops.capturable_matmul``)."""
         cupy = require_cupy()
         if cupy.cuda.get_current_stream().is_capturing():
             return cuda_ops.capturable_matmul(a, b)
+        if a.dtype.name == "bfloat16" and max(a.ndim, b.ndim) > 2:
+            return cuda_ops.batched_bfloat16_matmul(a, b)
         return cupy.matmul(a, b)
 
     def is_capturing(self):

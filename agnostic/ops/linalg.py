@@ -295,11 +295,12 @@ def einsum_operands(equation, *operands):
     dtype = result_dtype(*operands)
     # NumPy's einsum has no bfloat16 (ml_dtypes'): computed in float32 and rounded once, as PyTorch accumulates it
     compute = _dtypes.float32 if dtype is _dtypes.bfloat16 else dtype
-    arrays = [operand_array(t, compute, device) for t in operands]
+    arrays = [operand_array(t if compute is dtype else t.to(compute), compute, device) for t in operands]
     inputs, output = _explicit_einsum(equation, operands)
     xp = device.backend.xp
     try:
-        return finish(device.backend.run(xp.einsum, ",".join(inputs) + "->" + output, *arrays), dtype, device)
+        result = finish(device.backend.run(xp.einsum, ",".join(inputs) + "->" + output, *arrays), compute, device)
+        return result if compute is dtype else result.to(dtype)
     except ValueError as error:
         raise RuntimeError(f"einsum(): {error}") from None
 
