@@ -10,7 +10,7 @@ results. The classes users hold, ``agnostic.Tensor`` and ``GradTensor``, add the
 import numpy
 
 from . import _backend, _dtypes, _layout
-from ._backends import cuda as _cuda_backend
+from ._backends import cuda as _cuda_backend, pinned as _pinned
 from ._device import CPU, as_device
 from ._size import Size
 
@@ -555,7 +555,7 @@ class TensorBase:
             raise RuntimeError(f"cannot pin '{self._device}' memory: only CPU tensors can be pinned")
         if _cuda_backend.is_pinned(self._data):
             return self
-        return wrap(_cuda_backend.pinned_copy(self._data), CPU)
+        return wrap(_pinned.pinned_copy(self._data), CPU)
 
     def is_pinned(self):
         """True when this tensor's memory is page-locked (see ``pin_memory``; always False without CUDA).

@@ -17,7 +17,7 @@ from . import _backend, _dtypes
 from ._device import as_device, get_default_device
 from ._tensor import wrap
 from .ops.creation import empty, tensor as make_tensor
-from .ops.strided import _contiguous_strides, _needed_elements
+from .ops.strided import _needed_elements
 
 
 def _memory_of(array, device):

@@ -11,7 +11,7 @@ import numpy
 
 from .._determinism import alert_nondeterministic
 from . import cuda_ops, sync_debug
-from .pinned import pinned_copy, pinned_empty
+from .pinned import pinned_empty
 from .cpu import NO_SWITCH
 from .cupy_loader import cuda_device_count, require_cupy, state
 

@@ -1,17 +1,17 @@
 """What the current CUDA build and devices support (bf16, tf32, architectures), as torch.cuda's queries."""
 
+import importlib.util
+
 from .. import _backend
 from ._devices import current_device, device_count, get_device_properties, is_available
 from .random import default_generators
 
 __all__ = ["default_generators", "get_arch_list", "get_gencode_flags", "is_bf16_supported", "is_tf32_supported"]
 
-_bfloat16_tensor_works: dict = {}
-
-
 def is_bf16_supported(including_emulation=True):
     """Whether the current CUDA device supports bfloat16: natively from compute capability 8.0 (Ampere), or, with
-    ``including_emulation``, when a bfloat16 tensor can be made on it at all. False without CUDA.
+    ``including_emulation``, at all: agnostic's bfloat16 is ml_dtypes' on every device, so wherever that package
+    is installed (one of agnostic's dependencies). False without CUDA.
 
         >>> agnostic.cuda.is_bf16_supported() or not agnostic.cuda.is_available()
         True
@@ -21,17 +21,7 @@ def is_bf16_supported(including_emulation=True):
     index = current_device()
     if get_device_properties(index).major >= 8:
         return True
-    if not including_emulation:
-        return False
-    if index not in _bfloat16_tensor_works:
-        from .. import bfloat16, tensor  # lazily: agnostic.cuda is imported while agnostic is
-
-        try:
-            tensor([1.0], dtype=bfloat16, device=f"cuda:{index}")
-            _bfloat16_tensor_works[index] = True
-        except Exception:  # any failure to make the tensor means no bfloat16, as in PyTorch
-            _bfloat16_tensor_works[index] = False
-    return _bfloat16_tensor_works[index]
+    return including_emulation and importlib.util.find_spec("ml_dtypes") is not None
 
 
 def is_tf32_supported():

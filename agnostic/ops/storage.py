@@ -10,7 +10,7 @@ from .. import _dtypes
 from .._device import as_device
 from .._layout import channels_last, memory_format
 from .._size import Size
-from .._tensor import TensorBase, wrap
+from .._tensor import TensorBase
 from ..autograd.graph import register_post_accumulate_grad_hook as _register_post_accumulate_grad_hook
 from ..storage import TypedStorage, UntypedStorage, legacy_storage_class, map_file, tensor_over
 from ..storage import _warn_typed_storage_removal
