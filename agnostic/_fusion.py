@@ -92,7 +92,7 @@ def _compiled(function, args, device, kernel_name, warned):
         backend = device.backend
         functions = [None if op is None else op.backend_function(device, compute)
                      for op, _, _, compute, _ in trace.nodes]
-        kernel = backend.ops.fuse(trace.program(functions, outputs), _identifier(kernel_name or function.__name__))
+        kernel = backend.ops.fuse(trace, functions, outputs, _identifier(kernel_name or function.__name__))
     except NotFusable as error:
         _warn_once(warned, function, str(error))
         return None

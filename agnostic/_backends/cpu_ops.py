@@ -495,9 +495,11 @@ def nonzero(array):
     return numpy.nonzero(array)
 
 
-def fuse(function, name):
-    """``function`` of NumPy arrays, as it is: the CPU runs its ops back to back (see ``agnostic.fuse``)."""
-    return function
+def fuse(trace, functions, outputs, name):
+    """The ``ops._tracing.Trace`` ``trace`` (its ops' NumPy ``functions``, computing ``outputs``) run op by op on
+    NumPy arrays, without agnostic's per-op dispatch: NumPy's vectorized ufuncs (``exp``, ``tanh``...) are faster
+    than one pass of numba's scalar calls to the C library, which also round differently."""
+    return trace.program(functions, outputs)
 
 
 def batched_bfloat16_matmul(a, b):

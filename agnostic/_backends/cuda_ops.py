@@ -576,10 +576,10 @@ def nonzero(array):
     return require_cupy().nonzero(array)
 
 
-def fuse(function, name):
-    """``function`` of CuPy arrays (CuPy's ufuncs and array methods) compiled into one kernel named ``name`` by
-    CuPy's fusion (``cupy.fuse``), on its first call for each combination of argument dtypes."""
-    return require_cupy().fuse(kernel_name=name)(function)
+def fuse(trace, functions, outputs, name):
+    """The ``ops._tracing.Trace`` ``trace`` (its ops' CuPy ``functions``, computing ``outputs``) compiled into one
+    kernel named ``name`` by CuPy's fusion (``cupy.fuse``), on its first call for each combination of dtypes."""
+    return require_cupy().fuse(kernel_name=name)(trace.program(functions, outputs))
 
 
 def batched_bfloat16_matmul(a, b):

@@ -66,23 +66,29 @@ class Trace:
         self.nodes.append((None, (value,), dtype, dtype, dtype))
         return Traced(self, ("node", len(self.nodes) - 1), dtype, value.dimensioned)
 
-    def program(self, functions, outputs):
-        """``run(*arrays)``: the outputs' arrays, computed from the arguments' arrays (numbers as 0-dim arrays or
-        NumPy scalars of their Python type) with each op's backend function ``functions[i]`` (None for a cast),
-        each operand cast to the op's compute dtype and each result to its result dtype, as the eager ops do.
-        What each step reads is worked out here, once."""
+    def steps(self, functions, outputs):
+        """What running the trace does, worked out once: ``(steps, results)``. A step is ``(function, reads,
+        truth, result dtype)`` (``function`` None for a cast; ``truth``: its operands become booleans first, as the
+        eager op takes truth in the common dtype); a read is ``(source, index or constant, dtype to cast to or
+        None)``, ``source`` being ``"argument"``, ``"node"`` (an earlier step's value) or ``"constant"``."""
         steps = []
         for (op, operands, promoted, compute, result), function in zip(self.nodes, functions):
             truth = op is not None and op.result == Result.LOGICAL and promoted is not compute
             reads = tuple(self._read(operand, promoted if truth else compute) for operand in operands)
             steps.append((function, reads, truth, result.numpy_dtype))
-        results = tuple(self._read(output, output.dtype) for output in outputs)
+        return steps, tuple(self._read(output, output.dtype) for output in outputs)
+
+    def program(self, functions, outputs):
+        """``run(*arrays)``: the outputs' arrays, computed from the arguments' arrays (numbers as 0-dim arrays or
+        NumPy scalars of their Python type) with each op's backend function ``functions[i]`` (None for a cast),
+        each operand cast to the op's compute dtype and each result to its result dtype, as the eager ops do."""
+        steps, results = self.steps(functions, outputs)
 
         def run(*arrays):
             values = []
             for function, reads, truth, result in steps:
                 inputs = [_value(read, arrays, values) for read in reads]
-                if truth:  # as the eager op: truth is taken in the common dtype
+                if truth:
                     inputs = [array.astype(numpy.bool_) for array in inputs]
                 array = inputs[0] if function is None else function(*inputs)
                 values.append(array if array.dtype == result else array.astype(result))
