@@ -337,3 +337,20 @@ def test_dtype_arguments_accept_names_and_numpy_dtypes():
     assert agnostic.zeros(2, dtype="float64").dtype is agnostic.float64
     assert agnostic.zeros(2, dtype=numpy.int16).dtype is agnostic.int16
     assert agnostic.tensor([1, 2], dtype=numpy.dtype("uint8")).dtype is agnostic.uint8
+
+
+def test_batched_bfloat16_products_of_the_cuda_backend_take_one_product_per_matrix(monkeypatch):
+    # The CUDA backend's workaround for CuPy's batched products (no bfloat16), its array calls answered by NumPy
+    # here: broadcast batches, vectors on either side, each matrix product into its slice.
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from agnostic._backends import cuda as cuda_backend
+
+    monkeypatch.setattr(cuda_backend, "require_cupy", lambda: numpy)
+    rng = numpy.random.default_rng(0)
+    for shape_a, shape_b in (((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 2)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,))):
+        a = rng.standard_normal(shape_a).astype(ml_dtypes.bfloat16)
+        b = rng.standard_normal(shape_b).astype(ml_dtypes.bfloat16)
+        product = cuda_backend._batched_bfloat16_matmul(a, b)
+        expected = numpy.matmul(a.astype(numpy.float32), b.astype(numpy.float32))
+        assert product.dtype == a.dtype and product.shape == expected.shape
+        numpy.testing.assert_allclose(product.astype(numpy.float32), expected, rtol=1e-2, atol=1e-2)

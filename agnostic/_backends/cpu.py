@@ -73,8 +73,10 @@ class CPUBackend:
         return numpy.lib.stride_tricks.as_strided(array, shape, strides, writeable=True)
 
     def matmul(self, a, b):
-        """``a @ b``."""
-        return numpy.matmul(a, b)
+        """``a @ b``, in the operands' dtype: NumPy's bfloat16 (ml_dtypes') products come out in float32,
+        accumulated there, so they are rounded back once, as PyTorch's are."""
+        product = numpy.matmul(a, b)
+        return product if product.dtype == a.dtype else product.astype(a.dtype)
 
     def writable_scalar(self, value):
         """A NumPy scalar as this backend should receive it in ``array[...] = value``: as it is."""

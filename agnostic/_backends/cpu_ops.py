@@ -500,8 +500,3 @@ def fuse(trace, functions, outputs, name):
     NumPy arrays, without agnostic's per-op dispatch: NumPy's vectorized ufuncs (``exp``, ``tanh``...) are faster
     than one pass of numba's scalar calls to the C library, which also round differently."""
     return trace.program(functions, outputs)
-
-
-def batched_bfloat16_matmul(a, b):
-    """``a @ b`` of bfloat16 arrays with batch dimensions (NumPy's matmul; see ``cuda_ops``' for CuPy's limit)."""
-    return numpy.matmul(a, b)

@@ -110,7 +110,7 @@ class CUDABackend:
         if cupy.cuda.get_current_stream().is_capturing():
             return cuda_ops.capturable_matmul(a, b)
         if a.dtype.name == "bfloat16" and max(a.ndim, b.ndim) > 2:
-            return cuda_ops.batched_bfloat16_matmul(a, b)
+            return _batched_bfloat16_matmul(a, b)
         return cupy.matmul(a, b)
 
     def is_capturing(self):
@@ -255,3 +255,28 @@ def _between_devices(array, source, target):
         )
         _keep_alive_until_done(stream, contiguous)
         return result
+
+
+def _batched_bfloat16_matmul(a, b):
+    """``a @ b`` of bfloat16 arrays with batch dimensions: CuPy takes bfloat16 to cuBLAS for one pair of matrices
+    but not in its batched products, so each pair of the broadcast batch is one cuBLAS product, into its slice of
+    the result."""
+    cupy = require_cupy()
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    a = a[None, :] if vector_a else a
+    b = b[:, None] if vector_b else b
+    batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    rows, columns = a.shape[-2], b.shape[-1]
+    count = int(numpy.prod(batch, dtype=numpy.int64))
+    left = cupy.broadcast_to(a, (*batch, *a.shape[-2:])).reshape(count, *a.shape[-2:])
+    right = cupy.broadcast_to(b, (*batch, *b.shape[-2:])).reshape(count, *b.shape[-2:])
+    product = cupy.empty((count, rows, columns), a.dtype)
+    for index in range(count):
+        cupy.matmul(left[index], right[index], out=product[index])
+    product = product.reshape(*batch, rows, columns)
+    if vector_b:
+        product = product[..., 0]
+    if vector_a:
+        product = product[..., 0, :] if not vector_b else product[..., 0]
+    return product
+

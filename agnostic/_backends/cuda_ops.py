@@ -580,27 +580,3 @@ def fuse(trace, functions, outputs, name):
     """The ``ops._tracing.Trace`` ``trace`` (its ops' CuPy ``functions``, computing ``outputs``) compiled into one
     kernel named ``name`` by CuPy's fusion (``cupy.fuse``), on its first call for each combination of dtypes."""
     return require_cupy().fuse(kernel_name=name)(trace.program(functions, outputs))
-
-
-def batched_bfloat16_matmul(a, b):
-    """``a @ b`` of bfloat16 arrays with batch dimensions: CuPy takes bfloat16 to cuBLAS for one pair of matrices
-    but not in its batched products, so each pair of the broadcast batch is one cuBLAS product, into its slice of
-    the result."""
-    cupy = require_cupy()
-    vector_a, vector_b = a.ndim == 1, b.ndim == 1
-    a = a[None, :] if vector_a else a
-    b = b[:, None] if vector_b else b
-    batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    rows, columns = a.shape[-2], b.shape[-1]
-    count = int(numpy.prod(batch, dtype=numpy.int64))
-    left = cupy.broadcast_to(a, (*batch, *a.shape[-2:])).reshape(count, *a.shape[-2:])
-    right = cupy.broadcast_to(b, (*batch, *b.shape[-2:])).reshape(count, *b.shape[-2:])
-    product = cupy.empty((count, rows, columns), a.dtype)
-    for index in range(count):
-        cupy.matmul(left[index], right[index], out=product[index])
-    product = product.reshape(*batch, rows, columns)
-    if vector_b:
-        product = product[..., 0]
-    if vector_a:
-        product = product[..., 0, :] if not vector_b else product[..., 0]
-    return product

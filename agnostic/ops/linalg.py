@@ -96,11 +96,8 @@ def matmul_arrays(device, a, b):
     hundreds of times slower."""
     if a.ndim > 2 and b.ndim == 2:
         rows = a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
-        product = device.backend.matmul(rows, b).reshape(a.shape[:-1] + b.shape[-1:])
-    else:
-        product = device.backend.matmul(a, b)
-    # NumPy's bfloat16 (ml_dtypes') products come out in float32, accumulated there: rounded once, as PyTorch's
-    return product if product.dtype == a.dtype else product.astype(a.dtype)
+        return device.backend.matmul(rows, b).reshape(a.shape[:-1] + b.shape[-1:])
+    return device.backend.matmul(a, b)
 
 
 @composite(gradients={"input": lambda grad, input, mat2: _left_gradient(grad, input, mat2),
