@@ -9,7 +9,8 @@ Measures, per device:
   as PyTorch's own per-op overhead measurements do), median of several interleaved repeats; raw CuPy runs with
   its own memory pool, so the difference includes agnostic's allocator (PyTorch's memory statistics);
 * large ops (``a + b`` and ``relu(a)`` on 16M float32 elements, ``a @ b`` on 4096x4096 float32): median time per
-  op (on CUDA, a loop of ops between device synchronizations);
+  op (on CUDA, a loop of ops between device synchronizations); on CUDA also ``a + b`` against a device-to-device
+  copy moving the same bytes (goal: at least 0.95x the copy's bandwidth);
 * no hidden copies: ``.to(same device)``, ``from_numpy``, ``as_tensor(backend array)`` and views (``view``,
   slicing, ``transpose``, ``expand``...) share the source's memory (same data pointers) and allocate nothing
   (traced host allocations on the CPU, CuPy's memory pool on CUDA).
@@ -38,6 +39,7 @@ SMALL_OPS = (  # (statement, what the row says)
 )
 SMALL_GOALS = {"cpu": 1.5, "cuda": 1.15}
 LARGE_GOAL = 1.03
+BANDWIDTH_GOAL = 0.95  # large elementwise ops reach this fraction of a device copy's bandwidth
 
 
 # ----- optional libraries ---------------------------------------------------------------------------------------
@@ -283,7 +285,26 @@ def large_ops(target, quick):
     rows += _guarded(target.name, f"`relu(a)`, {add_size // 2 ** 20}M float32", LARGE_GOAL,
                      lambda: _relu_row(target, rng.standard_normal(add_size, dtype=numpy.float32),
                                        2 if quick else 50 if cuda else 4, 5 if quick else 21))
+    if cuda:
+        what = f"`a + b`, {add_size // 2 ** 20}M float32, against a device-to-device copy of its bytes"
+        rows += _guarded(target.name, what, 1 / BANDWIDTH_GOAL,
+                         lambda: _bandwidth_row(target, what, rng.random(add_size, dtype=numpy.float32),
+                                                10 if quick else 50, 5 if quick else 21))
     return rows
+
+
+def _bandwidth_row(target, what, host, operations, repeats):
+    """CUDA: agnostic's ``a + b`` (reading two arrays, writing one) against ``cudaMemcpyAsync`` from one device
+    array to another (reading one, writing one), CuPy's ``MemoryPointer.copy_from_device_async``; the baseline is
+    the copy's time scaled to ``a + b``'s bytes (x 3/2), so the ratio is the copy's bandwidth over ``a + b``'s."""
+    raw = target.raw(host)
+    target_array = target.xp.empty_like(raw)
+    ours = (target.ours(raw), target.ours(raw.copy()))
+    copy = _loop("a.data.copy_from_device_async(b.data, b.nbytes)", ("a", "b"))
+    add = _loop("a + b", ("a", "b"))
+    add_seconds, copy_seconds = _interleaved_medians(
+        [(add, ours, target.sync), (copy, (target_array, raw), target.sync)], operations, repeats)
+    return [Row(target.name, what, add_seconds, copy_seconds * 3 / 2, None, 1 / BANDWIDTH_GOAL, unit="ms")]
 
 
 def _relu_row(target, host, operations, repeats):

@@ -84,7 +84,7 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected |= {("agnostic_complex_divide", numpy.dtype(d)) for d in ("complex64", "complex128")}
     expected |= {("agnostic_float_to_integer", numpy.dtype(d)) for d in INTEGERS}
     expected.add(("agnostic_float64_to_float16", None))
-    expected |= {("agnostic_lstm_cell_forward", None), ("agnostic_lstm_cell_backward", None)}
+    expected |= {(f"agnostic_lstm_step{part}", d) for part in ("", "_backward") for d in floats}
     expected |= {(f"agnostic_{op}_{part}rows", d) for op in ("softmax", "layer_norm") for part in ("", "backward_")
                  for d in floats}
     expected.add(("agnostic_capturable_matmul", None))

@@ -478,53 +478,134 @@ def _capturable_matmul():
                   reduction=dict(reduce_expr="a + b", post_map_expr="c = a", identity="0"))
 
 
-# ----- one LSTM time step (agnostic.nn.functional._fused_lstm) ---------------------------------------------------
-# One thread per (batch row b, hidden unit j); the four gates of unit j sit at columns j, j + H, j + 2H, j + 3H of
-# row b (PyTorch's order: input, forget, candidate, output), so each thread reads and writes its own four.
-_LSTM_GATES = """
-    const long long row = (i / size) * 4 * size + i % size;
-"""
+# ----- one LSTM time step (agnostic.nn.functional._fused_lstm, launched by cuda_ops) -------------------------------
+# A step's hidden-to-gates product and its cell in one kernel, so that a step costs one launch (cuBLAS's product
+# and a cell kernel cost two, and CuPy's matmul call alone about 35 us of host time). A block computes LSTM_ROWS
+# batch rows of 32 hidden units: each of its LSTM_WARPS warps sums a share of the shared dimension (lanes read
+# consecutive weights, the hidden state is one broadcast value per warp), the partial sums meet in shared memory,
+# and one warp per row applies the cell. PyTorch's gate order (input, forget, candidate, output): the four gates of
+# unit j are columns j, j + H, j + 2H, j + 3H of a row of the (B, 4H) gates. Steps index (T, B, ...) arrays; ``prev``
+# (or ``next``) is the step run before (or after), -1 for none: the first states (or the given gradients).
+LSTM_ROWS, LSTM_WARPS = 4, 8
+_LSTM_STEP_SOURCE = r"""
+#define ROWS %(rows)d
+#define WARPS %(warps)d
+
+template <typename T>
+__device__ __forceinline__ T agnostic_sigmoid(T x) { return (T)1 / ((T)1 + exp(-x)); }
+
+template <typename T>
+__global__ void agnostic_lstm_step(const T* projected, const T* first_hidden, const T* first_cell,
+                                   const T* weight_t, T* gates, T* cells, T* outputs, int t, int prev, int batch,
+                                   int size) {
+    __shared__ T partial[WARPS][ROWS * 4][32];
+    const int lane = threadIdx.x, warp = threadIdx.y;
+    const int j = blockIdx.x * 32 + lane, row0 = blockIdx.y * ROWS;
+    const long long width = 4LL * size, state = (long long)batch * size;
+    const T* hidden_prev = prev < 0 ? first_hidden : outputs + prev * state;
+    T sum[ROWS][4];
+    #pragma unroll
+    for (int r = 0; r < ROWS; ++r) sum[r][0] = sum[r][1] = sum[r][2] = sum[r][3] = 0;
+    if (j < size) {
+        for (int k = warp; k < size; k += WARPS) {
+            const T* w = weight_t + k * width + j;  // weight_hh transposed: (H, 4H)
+            const T w0 = w[0], w1 = w[size], w2 = w[2 * size], w3 = w[3 * size];
+            #pragma unroll
+            for (int r = 0; r < ROWS; ++r) {
+                const T h = hidden_prev[(long long)min(row0 + r, batch - 1) * size + k];
+                sum[r][0] += h * w0;
+                sum[r][1] += h * w1;
+                sum[r][2] += h * w2;
+                sum[r][3] += h * w3;
+            }
+        }
+    }
+    #pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+        for (int g = 0; g < 4; ++g) partial[warp][r * 4 + g][lane] = sum[r][g];
+    __syncthreads();
+    const int row = row0 + warp;
+    if (warp >= ROWS || row >= batch || j >= size) return;
+    T pre[4];
+    const T* projected_row = projected + (long long)t * batch * width + row * width;
+    for (int g = 0; g < 4; ++g) {
+        T total = 0;
+        for (int w = 0; w < WARPS; ++w) total += partial[w][warp * 4 + g][lane];
+        pre[g] = projected_row[j + g * size] + total;
+    }
+    const T input_gate = agnostic_sigmoid(pre[0]), forget_gate = agnostic_sigmoid(pre[1]);
+    const T candidate = tanh(pre[2]), output_gate = agnostic_sigmoid(pre[3]);
+    const long long unit = (long long)row * size + j;
+    const T cell_prev = prev < 0 ? first_cell[unit] : cells[prev * state + unit];
+    const T new_cell = forget_gate * cell_prev + input_gate * candidate;
+    cells[t * state + unit] = new_cell;
+    outputs[t * state + unit] = output_gate * tanh(new_cell);
+    T* gate_row = gates + (long long)t * batch * width + row * width;
+    gate_row[j] = input_gate;
+    gate_row[j + size] = forget_gate;
+    gate_row[j + 2 * size] = candidate;
+    gate_row[j + 3 * size] = output_gate;
+}
+
+template <typename T>
+__global__ void agnostic_lstm_step_backward(const T* gates, const T* cells, const T* first_cell,
+                                            const T* weight_hh, const T* grad_outputs, const T* grad_hidden_last,
+                                            const T* grad_cell_in, T* grad_cell_out, T* grad_gates, int t, int prev,
+                                            int next, int batch, int size) {
+    __shared__ T partial[WARPS][ROWS][32];
+    const int lane = threadIdx.x, warp = threadIdx.y;
+    const int j = blockIdx.x * 32 + lane, row0 = blockIdx.y * ROWS;
+    const long long width = 4LL * size, state = (long long)batch * size;
+    T sum[ROWS];
+    #pragma unroll
+    for (int r = 0; r < ROWS; ++r) sum[r] = 0;
+    if (next >= 0 && j < size) {  // the hidden state's gradient through the next step's gates
+        const T* following = grad_gates + (long long)next * batch * width;
+        for (int k = warp; k < width; k += WARPS) {
+            const T w = weight_hh[(long long)k * size + j];  // (4H, H)
+            #pragma unroll
+            for (int r = 0; r < ROWS; ++r) sum[r] += following[(long long)min(row0 + r, batch - 1) * width + k] * w;
+        }
+    }
+    #pragma unroll
+    for (int r = 0; r < ROWS; ++r) partial[warp][r][lane] = sum[r];
+    __syncthreads();
+    const int row = row0 + warp;
+    if (warp >= ROWS || row >= batch || j >= size) return;
+    const long long unit = (long long)row * size + j;
+    T grad_hidden = 0;
+    if (next >= 0) {
+        for (int w = 0; w < WARPS; ++w) grad_hidden += partial[w][warp][lane];
+    } else {
+        grad_hidden = grad_hidden_last[unit];
+    }
+    const T* gate_row = gates + (long long)t * batch * width + row * width;
+    const T input_gate = gate_row[j], forget_gate = gate_row[j + size];
+    const T candidate = gate_row[j + 2 * size], output_gate = gate_row[j + 3 * size];
+    const T cell = cells[t * state + unit];
+    const T cell_prev = prev < 0 ? first_cell[unit] : cells[prev * state + unit];
+    const T tanh_cell = tanh(cell);
+    const T hidden_total = grad_hidden + grad_outputs[t * state + unit];
+    const T cell_total = grad_cell_in[unit] + hidden_total * output_gate * ((T)1 - tanh_cell * tanh_cell);
+    T* grad_row = grad_gates + (long long)t * batch * width + row * width;
+    grad_row[j] = cell_total * candidate * input_gate * ((T)1 - input_gate);
+    grad_row[j + size] = cell_total * cell_prev * forget_gate * ((T)1 - forget_gate);
+    grad_row[j + 2 * size] = cell_total * input_gate * ((T)1 - candidate * candidate);
+    grad_row[j + 3 * size] = hidden_total * tanh_cell * output_gate * ((T)1 - output_gate);
+    grad_cell_out[unit] = cell_total * forget_gate;
+}
+""" % {"rows": LSTM_ROWS, "warps": LSTM_WARPS}
 
 
-@_declares("agnostic_lstm_cell_forward")
-def _lstm_cell_forward():
-    return Kernel(
-        "elementwise", "agnostic_lstm_cell_forward",
-        in_params="raw T projected, raw T recurrent, T cell_prev, int64 size",
-        out_params="T cell, T hidden, raw T gates",
-        source=_LSTM_GATES + """
-            const T input_gate = (T)1 / ((T)1 + exp(-(projected[row] + recurrent[row])));
-            const T forget_gate = (T)1 / ((T)1 + exp(-(projected[row + size] + recurrent[row + size])));
-            const T candidate = tanh(projected[row + 2 * size] + recurrent[row + 2 * size]);
-            const T output_gate = (T)1 / ((T)1 + exp(-(projected[row + 3 * size] + recurrent[row + 3 * size])));
-            const T new_cell = forget_gate * cell_prev + input_gate * candidate;
-            cell = new_cell;
-            hidden = output_gate * tanh(new_cell);
-            gates[row] = input_gate;
-            gates[row + size] = forget_gate;
-            gates[row + 2 * size] = candidate;
-            gates[row + 3 * size] = output_gate;
-            """)
+def _lstm_step_kernel(name):
+    def declare(dtype):
+        return Kernel("module", f"{name}<{_C_TYPES[dtype]}>", _LSTM_STEP_SOURCE, options=("-std=c++14",),
+                      template=True)
+    return declare
 
 
-@_declares("agnostic_lstm_cell_backward")
-def _lstm_cell_backward():
-    return Kernel(
-        "elementwise", "agnostic_lstm_cell_backward",
-        in_params="raw T gates, T cell, T cell_prev, T grad_hidden, T grad_output, T grad_cell, int64 size",
-        out_params="T grad_cell_prev, raw T grad_gates",
-        source=_LSTM_GATES + """
-            const T input_gate = gates[row], forget_gate = gates[row + size];
-            const T candidate = gates[row + 2 * size], output_gate = gates[row + 3 * size];
-            const T tanh_cell = tanh(cell);
-            const T hidden_total = grad_hidden + grad_output;
-            const T cell_total = grad_cell + hidden_total * output_gate * ((T)1 - tanh_cell * tanh_cell);
-            grad_gates[row] = cell_total * candidate * input_gate * ((T)1 - input_gate);
-            grad_gates[row + size] = cell_total * cell_prev * forget_gate * ((T)1 - forget_gate);
-            grad_gates[row + 2 * size] = cell_total * input_gate * ((T)1 - candidate * candidate);
-            grad_gates[row + 3 * size] = hidden_total * tanh_cell * output_gate * ((T)1 - output_gate);
-            grad_cell_prev = cell_total * forget_gate;
-            """)
+for _name in ("agnostic_lstm_step", "agnostic_lstm_step_backward"):
+    _declares(_name, _FLOATS)(_lstm_step_kernel(_name))
 
 
 # ----- softmax over the last axis (agnostic.ops.elementwise.softmax / log_softmax) -----------------------------

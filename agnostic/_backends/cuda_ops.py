@@ -264,23 +264,6 @@ def set_matmul_tf32(allowed):
     os.environ["CUPY_TF32"] = wanted
 
 
-def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
-    """One LSTM time step of a batch: the gates ``sigmoid/tanh(projected + recurrent)`` ((B, 4H), PyTorch's gate
-    order) into ``gates``, the new cell state into ``cell`` and the new hidden state into ``hidden`` ((B, H)):
-    one kernel."""
-    cuda_kernels.kernel("agnostic_lstm_cell_forward")(projected, recurrent, cell_prev, cell_prev.shape[-1], cell,
-                                                      hidden, gates)
-
-
-def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell, grad_cell_prev, grad_gates):
-    """The gradients of one LSTM time step: with respect to the gates' pre-activations into ``grad_gates`` (B, 4H)
-    and to the previous cell state into ``grad_cell_prev`` (B, H), from the gradients reaching the step's hidden
-    state (``grad_hidden`` from the next step, ``grad_output`` from the layer's output) and cell state: one
-    kernel."""
-    cuda_kernels.kernel("agnostic_lstm_cell_backward")(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell,
-                                                       cell.shape[-1], grad_cell_prev, grad_gates)
-
-
 # ----- DLPack and __cuda_array_interface__ -------------------------------------------------------------------------
 def dlpack_device(array):
     """``__dlpack_device__`` of a CuPy array: ``(kDLCUDA, index)`` (``kDLCUDAManaged`` for managed memory)."""
@@ -340,18 +323,47 @@ def array_from_cuda_interface(obj):
 
 
 def lstm_forward_steps(projected, first_hidden, first_cell, weight_hh, recurrent, gates, cells, outputs, reverse):
-    """An LSTM layer direction's time steps (``lstm_steps.forward``), each a matrix product and one kernel. (A CUDA
-    graph of the loop would save most of the host's time per step, but CuPy refuses cuBLAS calls during stream
-    capture.)"""
-    lstm_steps.forward(require_cupy(), lstm_cell_forward, projected, first_hidden, first_cell, weight_hh, recurrent,
-                       gates, cells, outputs, reverse)
+    """An LSTM layer direction's time steps, as ``cpu_ops.lstm_forward_steps``: one launch of
+    ``agnostic_lstm_step`` per step, the hidden-to-gates product inside it (``recurrent`` goes unused)."""
+    weight_t = require_cupy().ascontiguousarray(weight_hh.T)
+    step, grid, batch, size = _lstm_launch("agnostic_lstm_step", first_hidden)
+    prev = numpy.int32(-1)
+    for t in lstm_steps.order(len(projected), reverse):
+        t = numpy.int32(t)
+        step(grid, (32, cuda_kernels.LSTM_WARPS),
+             (projected, first_hidden, first_cell, weight_t, gates, cells, outputs, t, prev, batch, size))
+        prev = t
 
 
 def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden, grad_cell, spare, grad_gates,
                         reverse):
-    """The gradients of an LSTM layer direction's steps (``lstm_steps.backward``)."""
-    lstm_steps.backward(require_cupy(), lstm_cell_backward, gates, cells, first_cell, weight_hh, grad_outputs,
-                        grad_hidden, grad_cell, spare, grad_gates, reverse)
+    """The gradients of an LSTM layer direction's steps, as ``cpu_ops.lstm_backward_steps``: one launch of
+    ``agnostic_lstm_step_backward`` per step (the product through the next step's gates inside it), then the first
+    hidden state's gradient as one product."""
+    step, grid, batch, size = _lstm_launch("agnostic_lstm_step_backward", grad_hidden)
+    times = list(lstm_steps.order(len(gates), reverse))
+    incoming, outgoing = grad_cell, spare
+    after = numpy.int32(-1)
+    for position in range(len(times) - 1, -1, -1):
+        t = numpy.int32(times[position])
+        prev = numpy.int32(times[position - 1] if position else -1)
+        step(grid, (32, cuda_kernels.LSTM_WARPS), (gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden,
+                                                   incoming, outgoing, grad_gates, t, prev, after, batch, size))
+        incoming, outgoing, after = outgoing, incoming, t
+    cupy = require_cupy()
+    if cupy.cuda.get_current_stream().is_capturing():  # CuPy refuses cuBLAS while a stream captures
+        grad_hidden[...] = capturable_matmul(grad_gates[times[0]], weight_hh)
+    else:
+        cupy.matmul(grad_gates[times[0]], weight_hh, out=grad_hidden)
+    if incoming is not grad_cell:
+        grad_cell[...] = incoming
+
+
+def _lstm_launch(name, state):
+    """The kernel ``name`` for ``state``'s dtype, its grid over a (B, H) state, and B and H as kernel ints."""
+    batch, size = state.shape
+    grid = ((size + 31) // 32, (batch + cuda_kernels.LSTM_ROWS - 1) // cuda_kernels.LSTM_ROWS)
+    return cuda_kernels.kernel(name, state.dtype), grid, numpy.int32(batch), numpy.int32(size)
 
 
 def lu_factor(matrices):

@@ -1,9 +1,10 @@
 """One direction of one LSTM layer over every time step, as one recorded operation on the backend's arrays.
 
 The composed form (a dozen agnostic ops a step, each recorded, then their backward rules) costs about 40 launches
-a step on CUDA. Here a step is one matrix product and one fused cell kernel going forward, and one kernel and one
-product going back (the backend's ``lstm_forward_steps``/``lstm_backward_steps``); the input projection and the
-weights' gradients are one product each over all the steps, as cuDNN's LSTM does it. The arithmetic is the composed
+a step on CUDA. Here the backend's ``lstm_forward_steps``/``lstm_backward_steps`` run the steps on preallocated
+arrays (on CUDA one kernel a step each way, the hidden-to-gates product inside it; on the CPU one matrix product and
+the cell's whole-row passes); the input projection and the weights' gradients are one product each over all the
+steps, as cuDNN's LSTM does it. The arithmetic is the composed
 form's, so values agree with it to rounding.
 
 A backward that is itself recorded (``create_graph=True``) recomputes the layer with the composed ops and
