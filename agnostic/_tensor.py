@@ -104,9 +104,9 @@ class TensorBase:
             if not isinstance(value, TensorBase):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if value._data.shape != self._data.shape:
+            if tuple(value.shape) != tuple(self.shape):  # shape, not _data's: a gradient may be sparse
                 raise RuntimeError(f"assigned grad has data of a different size: the tensor's shape is "
-                                   f"{list(self._data.shape)}, the gradient's {list(value._data.shape)}")
+                                   f"{list(self.shape)}, the gradient's {list(value.shape)}")
         self.__dict__["grad"] = value
 
     # ----- metadata -----------------------------------------------------------------------------------------

@@ -393,6 +393,31 @@ class SparseTensorMethods:
 
     __mul__ = __rmul__ = mul
 
+    def mul_(self, other):
+        """Multiply the values in place by a number or a 0-dim dense tensor (what gradient clipping does to a sparse
+        gradient), as ``torch.Tensor.mul_``.
+
+            >>> grad = agnostic.sparse_coo_tensor([[0, 2]], [3.0, 4.0], (3,))
+            >>> grad.mul_(0.5).to_dense()
+            tensor([1.5000, 0.0000, 2.0000])
+        """
+        if isinstance(other, TensorBase) and (isinstance(other, SparseTensorMethods) or other.ndim):
+            raise RuntimeError("in-place multiplication of a sparse tensor takes a number or a 0-dim tensor; "
+                               "multiply out of place (sparse * other) instead")
+        # New values rather than a write into the old: a gradient's values may be a broadcast view (of sum()'s).
+        self.__dict__["_value_tensor"] = self._value_tensor * other
+        return self
+
+    def zero_(self):
+        """Remove every entry in place, keeping the size (a zero sparse tensor), as ``torch.Tensor.zero_``.
+
+            >>> grad = agnostic.sparse_coo_tensor([[0, 2]], [3.0, 4.0], (3,))
+            >>> grad.zero_()._nnz()
+            0
+        """
+        _require(self, sparse_coo, "zero_")
+        return self.sparse_resize_and_clear_(self._size, self._sparse_dim, len(self._size) - self._sparse_dim)
+
     def div(self, other):
         """Divided by a number (or a 0-dim tensor)."""
         if isinstance(other, TensorBase) and (isinstance(other, SparseTensorMethods) or other.ndim):

@@ -20,11 +20,12 @@ from .radam import *  # noqa: F401,F403
 from .rmsprop import *  # noqa: F401,F403
 from .rprop import *  # noqa: F401,F403
 from .sgd import *  # noqa: F401,F403
+from .sparse_adam import *  # noqa: F401,F403
 from . import adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, muon, nadam, optimizer, radam, \
-    rmsprop, rprop, sgd
+    rmsprop, rprop, sgd, sparse_adam
 
 __all__ = sorted(name for part in (adadelta, adafactor, adagrad, adam, adamax, adamw, asgd, lbfgs, muon, nadam,
-                                   optimizer, radam, rmsprop, rprop, sgd)
+                                   optimizer, radam, rmsprop, rprop, sgd, sparse_adam)
                  for name in part.__all__) + ["lr_scheduler", "swa_utils"]
 
 

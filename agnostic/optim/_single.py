@@ -1,7 +1,7 @@
 """What the optimizers written one parameter at a time share: argument checks, the parameters each step updates
 with their state, and the gradient each update sees."""
 
-from .optimizer import advance, scalar, step_tensor, zeros_state
+from .optimizer import advance, scalar, sparse_gradient_refusal, step_tensor, zeros_state
 
 
 def check_hyperparameters(lr, eps=None, weight_decay=0, differentiable=False, **named):
@@ -39,13 +39,16 @@ def update_gradient(param, grad, group, decoupled=False):
     return grad
 
 
-def parameters_to_update(optimizer, group, *buffers, **initial):
+def parameters_to_update(optimizer, group, *buffers, sparse=False, **initial):
     """``(param, state, step)`` for each parameter of ``group`` that has a gradient, its ``step`` already advanced.
     A parameter seen for the first time gets a ``step`` counter, a zero tensor like it for each name in ``buffers``,
-    and ``initial``'s other entries (name: a function making the value)."""
+    and ``initial``'s other entries (name: a function making the value). A sparse gradient is refused with
+    PyTorch's error unless the optimizer has a ``sparse`` update."""
     for param in group["params"]:
         if param.grad is None:
             continue
+        if param.grad.is_sparse and not sparse:
+            raise sparse_gradient_refusal(optimizer)
         state = optimizer.state[param]
         if len(state) == 0:
             state["step"] = step_tensor()

@@ -2,7 +2,7 @@
 
 from .._dtypes import finfo
 from .._tensor_classes import Tensor
-from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
+from .optimizer import Optimizer, advance, scalar, sparse_gradient_refusal, step_tensor, zeros_state
 
 
 class Adafactor(Optimizer):
@@ -53,6 +53,8 @@ class Adafactor(Optimizer):
                 grad = p.grad
                 if grad is None:
                     continue
+                if grad.is_sparse:
+                    raise sparse_gradient_refusal(self)
                 if p.is_complex():
                     raise RuntimeError("Adafactor does not support complex parameters")
                 state = self.state[p]

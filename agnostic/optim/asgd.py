@@ -6,7 +6,7 @@ from .._dtypes import float64, get_default_dtype
 from .._tensor import wrap
 from .._tensor_classes import Tensor
 from ._single import check_hyperparameters, update_gradient
-from .optimizer import Optimizer, advance, scalar, zeros_state
+from .optimizer import Optimizer, advance, scalar, sparse_gradient_refusal, zeros_state
 
 
 def scalar_state(value, device):
@@ -65,6 +65,8 @@ class ASGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if p.grad.is_sparse:
+                    raise sparse_gradient_refusal(self)
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = scalar_state(0.0, p._device)

@@ -129,7 +129,7 @@ class LBFGS(Optimizer):
             raise ValueError("LBFGS takes real parameters: optimize the real and imaginary parts as two real tensors")
 
     def _gather_flat_grad(self):
-        views = [p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self._params]
+        views = [p.new_zeros(p.numel()) if p.grad is None else _dense(p.grad).reshape(-1) for p in self._params]
         flat_grad = cat(views, 0)
         return flat_grad.neg_() if self.param_groups[0]["maximize"] else flat_grad
 
@@ -241,6 +241,11 @@ class LBFGS(Optimizer):
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss
+
+
+def _dense(grad):
+    """A gradient as a dense tensor (a sparse one, from ``nn.Embedding(sparse=True)``, made dense as PyTorch does)."""
+    return grad.to_dense() if grad.is_sparse else grad
 
 
 __all__ = ["LBFGS"]

@@ -225,6 +225,8 @@ class Optimizer:
             grad = p.grad
             if grad is None:
                 continue
+            if grad.is_sparse:
+                raise sparse_gradient_refusal(self)
             if grad._device is not p._device:
                 raise RuntimeError(f"a parameter on {p._device} has its gradient on {grad._device}; "
                                    "gradients must live on their parameter's device")
@@ -234,6 +236,14 @@ class Optimizer:
             # a backward through a graph that saved the old values (PyTorch's behaviour after optimizer.step()).
             bump_version(p)
         return params, grads
+
+
+def sparse_gradient_refusal(optimizer):
+    """PyTorch's error for an optimizer without a sparse update given a sparse gradient (as
+    ``nn.Embedding(sparse=True)`` makes): Adam's family points to SparseAdam."""
+    if any(cls.__name__ == "Adam" for cls in type(optimizer).__mro__):
+        return RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
+    return RuntimeError(f"{type(optimizer).__name__} does not support sparse gradients")
 
 
 def _cast(param, value, key=None):

@@ -6,7 +6,7 @@ from ..ops.creation import full_like
 from ..ops.elementwise import where
 from ._single import check_hyperparameters
 from .asgd import scalar_state
-from .optimizer import Optimizer, advance, scalar, step_tensor, zeros_state
+from .optimizer import Optimizer, advance, scalar, sparse_gradient_refusal, step_tensor, zeros_state
 
 
 class Rprop(Optimizer):
@@ -47,6 +47,8 @@ class Rprop(Optimizer):
                 grad = p.grad
                 if grad is None:
                     continue
+                if grad.is_sparse:
+                    raise sparse_gradient_refusal(self)
                 state = self.state[p]
                 if len(state) == 0:
                     lr = scalar(group["lr"])

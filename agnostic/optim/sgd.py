@@ -2,6 +2,7 @@
 
 from . import _fused
 from .optimizer import Optimizer, scalar, zeros_state
+from .sparse_adam import add_sparse_, is_sparse_gradient
 
 
 def _check_common(lr, weight_decay, differentiable):
@@ -20,7 +21,8 @@ class SGD(Optimizer):
     ``g + momentum * b`` (``nesterov``) or ``b``; ``p -= lr * step``.
 
     On CUDA all parameters of a group with one dtype update in one fused kernel (``foreach=False`` updates them one
-    by one with ordinary array operations).
+    by one with ordinary array operations). A sparse gradient (``nn.Embedding(sparse=True)``) updates only its rows,
+    with a sparse momentum buffer, as PyTorch's; with ``weight_decay`` PyTorch refuses it, and so does this.
 
         >>> w = agnostic.nn.Parameter(agnostic.tensor([1.0, 2.0]))
         >>> optimizer = agnostic.optim.SGD([w], lr=0.1, momentum=0.9)
@@ -50,6 +52,12 @@ class SGD(Optimizer):
         """One update of every parameter that has a gradient; returns ``closure()``'s loss when given."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            sparse = [p for p in group["params"] if is_sparse_gradient(p.grad)]
+            if sparse:
+                for p in sparse:
+                    self._sparse_update(p, group)
+                updated = {id(p) for p in sparse}
+                group = dict(group, params=[p for p in group["params"] if id(p) not in updated])
             params, grads = self._params_with_grad(group)
             if not params:
                 continue
@@ -76,6 +84,29 @@ class SGD(Optimizer):
                 _fused.run(_fused.SGD, [[params[i]._data for i in chosen], [grads[i] for i in chosen], buffers],
                            scalars, flags, group["foreach"])
         return loss
+
+    def _sparse_update(self, param, group):
+        """PyTorch's single-tensor update for a sparse gradient: the momentum buffer starts as a copy of it and
+        stays sparse; the parameter changes at the gradient's (and buffer's) rows only."""
+        grad = -param.grad if group["maximize"] else param.grad
+        if scalar(group["weight_decay"]) != 0:
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        momentum = scalar(group["momentum"])
+        if momentum != 0:
+            state = self.state[param]
+            buffer = state.get("momentum_buffer")
+            if buffer is None:
+                buffer = grad.detach().clone()
+            elif buffer.is_sparse:  # coalesced first, as PyTorch's mul_ does: the buffer's entries stay bounded
+                buffer = buffer.coalesce() * momentum + grad * (1 - scalar(group["dampening"]))
+            else:
+                add_sparse_(buffer.mul_(momentum), grad, alpha=1 - scalar(group["dampening"]))
+            state["momentum_buffer"] = buffer
+            grad = grad + buffer * momentum if group["nesterov"] else buffer
+        if grad.is_sparse:
+            add_sparse_(param, grad, alpha=-scalar(group["lr"]))
+        else:
+            param.add_(grad, alpha=-scalar(group["lr"]))
 
 
 __all__ = ["SGD"]

@@ -9,21 +9,24 @@ from ...autograd import Function, no_grad
 
 class _Embedding(Function):
     """Rows of ``weight`` at ``indices``; the gradient skips ``padding_idx`` and, with ``scale_by_freq``, is divided
-    by how often each index occurs in the batch."""
+    by how often each index occurs in the batch. With ``sparse``, the weight's gradient is a sparse COO tensor: one
+    entry per looked-up index (uncoalesced, as PyTorch leaves it) holding that position's output gradient."""
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx, scale_by_freq):
+    def forward(ctx, weight, indices, padding_idx, scale_by_freq, sparse):
         ctx.save_for_backward(indices)
-        ctx.options = (tuple(weight.shape), padding_idx, scale_by_freq)
+        ctx.options = (tuple(weight.shape), padding_idx, scale_by_freq, sparse)
         flat = indices.reshape(-1)
         return agnostic.index_select(weight, 0, flat).reshape(tuple(indices.shape) + (weight.shape[1],))
 
     @staticmethod
     def backward(ctx, grad):
         indices, = ctx.saved_tensors
-        (rows, dim), padding_idx, scale_by_freq = ctx.options
+        (rows, dim), padding_idx, scale_by_freq, sparse = ctx.options
         flat = indices.reshape(-1).long()
         grad = grad.reshape(-1, dim)
+        if sparse:
+            return _sparse_weight_gradient(grad, flat, (rows, dim), padding_idx, scale_by_freq), None, None, None, None
         keep = agnostic.ones(flat.shape, dtype=grad.dtype, device=grad.device)
         if padding_idx is not None:
             keep = agnostic.where(flat == padding_idx, 0.0, keep)
@@ -34,7 +37,18 @@ class _Embedding(Function):
         grad = agnostic.mul(grad, keep.reshape(-1, 1))
         target = agnostic.zeros((rows, dim), dtype=grad.dtype, device=grad.device)
         grad_weight = agnostic.scatter_add(target, 0, flat.reshape(-1, 1).expand(flat.shape[0], dim), grad)
-        return grad_weight, None, None, None
+        return grad_weight, None, None, None, None
+
+
+def _sparse_weight_gradient(grad, flat, size, padding_idx, scale_by_freq):
+    """The weight's gradient as ``torch.embedding_sparse_backward`` makes it: indices ``(1, n)``, values the rows of
+    ``grad`` (``(n, dim)``), the positions looking up ``padding_idx`` left out."""
+    if scale_by_freq:  # PyTorch refuses it here, at backward time, not when the lookup is made
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    if padding_idx is not None:
+        kept = agnostic.nonzero(flat != padding_idx).reshape(-1)
+        flat, grad = agnostic.index_select(flat, 0, kept), agnostic.index_select(grad, 0, kept)
+    return agnostic.sparse_coo_tensor(flat.reshape(1, -1), grad, size)
 
 
 def _renorm_(weight, indices, max_norm, norm_type):
@@ -52,7 +66,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
               sparse=False):
     """Look up rows of ``weight`` (num_embeddings, dim) at integer ``input``: output shape ``input.shape + (dim,)``.
 
-    ``padding_idx`` rows get no gradient; ``max_norm`` renormalizes the used rows in place first.
+    ``padding_idx`` rows get no gradient; ``max_norm`` renormalizes the used rows in place first. With ``sparse``,
+    ``weight``'s gradient is a sparse COO tensor with one entry per looked-up index (uncoalesced, as PyTorch's), for
+    SGD, Adagrad or SparseAdam; ``scale_grad_by_freq`` is then refused at backward, as in PyTorch.
 
         >>> import agnostic.nn.functional as F
         >>> weight = agnostic.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]])
@@ -60,12 +76,22 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         tensor([[2., 4.],
                 [0., 0.],
                 [2., 4.]])
+        >>> weight = weight.requires_grad_()
+        >>> F.embedding(agnostic.tensor([2, 0, 2]), weight, sparse=True).sum().backward()
+        >>> weight.grad
+        tensor(indices=tensor([[2, 0, 2]]),
+               values=tensor([[1., 1.],
+                              [1., 1.],
+                              [1., 1.]]),
+               size=(3, 2), nnz=3, layout=agnostic.sparse_coo)
+        >>> weight.grad.to_dense()
+        tensor([[1., 1.],
+                [0., 0.],
+                [2., 2.]])
     """
     if input.dtype not in (agnostic.int64, agnostic.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
-    if sparse:
-        raise NotImplementedError("embedding(sparse=True): sparse gradients are not supported; use sparse=False")
     rows = weight.shape[0]
     if padding_idx is not None:
         if padding_idx > 0:
@@ -77,7 +103,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
-    return _Embedding.apply(weight, input, padding_idx, scale_grad_by_freq)
+    return _Embedding.apply(weight, input, padding_idx, scale_grad_by_freq, bool(sparse))
 
 
 def one_hot(tensor, num_classes=-1):
@@ -142,7 +168,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     output: 2-D ``input`` is one bag per row; 1-D ``input`` is split into bags starting at ``offsets``.
 
     ``per_sample_weights`` (mode 'sum' only) scales each looked-up row; indices equal to ``padding_idx`` are left
-    out of their bag (and of its mean's count); an empty bag gives zeros.
+    out of their bag (and of its mean's count); an empty bag gives zeros. ``sparse`` (modes 'sum' and 'mean') makes
+    ``weight``'s gradient a sparse COO tensor, one entry per looked-up index, as ``embedding``'s.
 
         >>> import agnostic.nn.functional as F
         >>> weight = agnostic.tensor([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0]])
@@ -157,6 +184,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
     if scale_grad_by_freq and mode == "max":
         raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None:
         if mode != "sum":
             raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "

@@ -29,6 +29,12 @@ def _as_list(tensors):
     return [tensors] if isinstance(tensors, _tensor.TensorBase) else list(tensors)
 
 
+def _dense_or_values(tensor):
+    """A tensor whose norm is ``tensor``'s: itself, or a sparse gradient's values once repeated indices are added
+    up (``nn.Embedding(sparse=True)``'s gradient repeats the rows looked up more than once)."""
+    return tensor.coalesce().values() if tensor.is_sparse else tensor
+
+
 @_without_grad
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The ``norm_type``-norm of ``tensors`` (a tensor or an iterable) taken together as one vector: the norm of
@@ -42,7 +48,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return tensor(0.0)
     first_device = tensors[0].device
-    norms = [each.norm(norm_type).to(first_device) for each in tensors]
+    norms = [_dense_or_values(each).norm(norm_type).to(first_device) for each in tensors]
     total_norm = stack(norms).norm(norm_type)
     if error_if_nonfinite and not bool(total_norm.isfinite()):
         raise RuntimeError(
