@@ -633,6 +633,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not replacement and num_samples > categories:
         raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
                            f"({num_samples} > {categories}); pass replacement=True")
+    if categories == 0:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0): the input has no "
+                           "categories")
     rows = input.reshape(-1, categories).to(_dtypes.float64 if input.dtype is _dtypes.float64 else _dtypes.float32)
     device = input._device
     backend = device.backend
@@ -655,8 +658,13 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         uniform = _uniform_array(source, (weights.shape[0], num_samples), weights.dtype)
         with backend.activate():
             cumulative = xp.cumsum(weights, axis=1) / totals[:, None]
-            # The index of the first category whose cumulative share exceeds the sample; never past the last one.
-            chosen = (cumulative[:, None, :] <= uniform[:, :, None]).sum(axis=2)
+            # The index of the first category whose cumulative share exceeds the sample (the count of shares at or
+            # below it), never past the last one: a binary search for one distribution, whose samples can be many
+            # (a WeightedRandomSampler's draws); a comparison of every share with every sample for several rows.
+            if weights.shape[0] == 1:
+                chosen = xp.searchsorted(cumulative[0], uniform[0], side="right")[None]
+            else:
+                chosen = (cumulative[:, None, :] <= uniform[:, :, None]).sum(axis=2)
             chosen = xp.minimum(chosen, categories - 1).astype(numpy.int64)
     else:
         uniform = _uniform_array(source, weights.shape, weights.dtype)

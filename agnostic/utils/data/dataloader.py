@@ -7,13 +7,14 @@ import math
 import queue
 import threading
 import warnings
+from typing import Generic
 
 from ... import _backend
 from ..._device import Device
 from ...ops.random import randint
 from . import _worker
 from ._collate import default_collate, default_convert, pin_memory as _pin
-from .dataset import IterableDataset
+from .dataset import IterableDataset, _T_co
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
@@ -41,7 +42,7 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-class DataLoader:
+class DataLoader(Generic[_T_co]):
     """Iterate over ``dataset`` in batches, as ``torch.utils.data.DataLoader``.
 
     ``batch_size``/``drop_last`` build a ``BatchSampler`` over ``sampler`` (``RandomSampler`` with ``generator``

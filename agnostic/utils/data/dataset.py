@@ -1,12 +1,18 @@
-"""Datasets: Dataset, IterableDataset, TensorDataset, Subset, ConcatDataset, ChainDataset and random_split."""
+"""Datasets: Dataset, IterableDataset, TensorDataset, StackDataset, Subset, ConcatDataset, ChainDataset and
+random_split."""
 
 import bisect
 import math
 import warnings
+from typing import Generic, Iterable, TypeVar
+
 from ...ops.random import randperm
 
+# Samples' type: ``class Images(Dataset[Tensor])`` annotates a dataset, as with PyTorch's generic classes.
+_T_co = TypeVar("_T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(Generic[_T_co]):
     """A map-style dataset, as ``torch.utils.data.Dataset``: subclasses define ``__getitem__`` (and usually
     ``__len__``); ``a + b`` concatenates.
 
@@ -27,7 +33,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
     """A dataset that is a stream, as ``torch.utils.data.IterableDataset``: subclasses define ``__iter__``. With
     worker processes each worker iterates its own copy (split the work with ``get_worker_info()``).
 
@@ -66,7 +72,59 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class Subset(Dataset):
+class StackDataset(Dataset[_T_co]):
+    """Datasets of one length side by side: sample ``i`` is the tuple of their samples ``i`` (datasets given
+    positionally) or the dict of them by name (given as keywords).
+
+        >>> images, labels = agnostic.arange(6.0).reshape(3, 2), [0, 1, 0]
+        >>> agnostic.utils.data.StackDataset(images, labels)[1]
+        (tensor([2., 3.]), 1)
+        >>> pairs = agnostic.utils.data.StackDataset(image=images, label=labels)
+        >>> len(pairs), pairs[2]
+        (3, {'image': tensor([4., 5.]), 'label': 0})
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or ``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given: pass the datasets all positionally or all "
+                             "as keywords.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        datasets = list(args) if args else list(kwargs.values())
+        self._length = len(datasets[0])
+        if any(len(dataset) != self._length for dataset in datasets):
+            lengths = [len(dataset) for dataset in datasets]
+            raise ValueError(f"Size mismatch between datasets: their lengths are {lengths}, they must be equal")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {name: dataset[index] for name, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices):
+        """The samples at ``indices``, each inner dataset read with one ``__getitems__`` call where it has one."""
+        named = isinstance(self.datasets, dict)
+        columns = [_samples_at(dataset, indices) for dataset in (self.datasets.values() if named else self.datasets)]
+        if named:
+            return [dict(zip(self.datasets, row)) for row in zip(*columns)]
+        return [tuple(row) for row in zip(*columns)]
+
+    def __len__(self):
+        return self._length
+
+
+def _samples_at(dataset, indices):
+    if not callable(getattr(dataset, "__getitems__", None)):
+        return [dataset[index] for index in indices]
+    samples = dataset.__getitems__(indices)
+    if len(samples) != len(indices):
+        raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(samples)}")
+    return samples
+
+
+class Subset(Dataset[_T_co]):
     """The samples of ``dataset`` at ``indices``, in that order.
 
         >>> subset = agnostic.utils.data.Subset(agnostic.arange(10) * 10, [7, 2])
@@ -92,7 +150,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[_T_co]):
     """Map-style datasets one after the other; negative indices count from the end.
 
         >>> both = agnostic.utils.data.ConcatDataset([[1, 2, 3], [10, 20]])
@@ -130,7 +188,7 @@ class ConcatDataset(Dataset):
         return self.datasets[which][offset]
 
 
-class ChainDataset(IterableDataset):
+class ChainDataset(IterableDataset[_T_co]):
     """Iterable datasets one after the other.
 
         >>> class Letters(agnostic.utils.data.IterableDataset):
@@ -196,4 +254,5 @@ def random_split(dataset, lengths, generator=None):
     return subsets
 
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset", "ConcatDataset", "ChainDataset",
+           "random_split"]

@@ -4,7 +4,7 @@ import math
 
 from ... import distributed as dist
 from ...ops.random import Generator
-from .sampler import Sampler, _randperm
+from .sampler import Sampler, _randperm, _T_co
 
 
 def _distributed_default(what):
@@ -16,7 +16,7 @@ def _distributed_default(what):
     return dist.get_world_size() if what == "num_replicas" else dist.get_rank()
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[_T_co]):
     """The indices of ``dataset`` that process ``rank`` of ``num_replicas`` reads (defaults: the process group's
     rank and world size), as ``torch.utils.data.distributed.DistributedSampler``: with ``shuffle`` a permutation
     drawn from ``seed + epoch`` (the same on every rank; call ``set_epoch`` each epoch for a new one), padded by

@@ -1,8 +1,16 @@
-"""Samplers: the order in which a DataLoader visits indices (Sequential, Random, SubsetRandom, Batch)."""
+"""Samplers: the order in which a DataLoader visits indices (Sequential, Random, SubsetRandom, WeightedRandom,
+Batch)."""
 
 from itertools import islice
+from typing import Generic, TypeVar
 
-from ...ops.random import Generator, randint, randperm
+from ... import _dtypes
+from ...ops.creation import as_tensor
+from ...ops.random import Generator, multinomial, randint, randperm
+
+
+# What a sampler yields: ``Sampler[int]`` for indices, ``Sampler[list[int]]`` for batches, as in PyTorch.
+_T_co = TypeVar("_T_co", covariant=True)
 
 
 def _randperm(n, generator):
@@ -15,10 +23,10 @@ def _fresh_generator():
     return Generator().manual_seed(seed)
 
 
-class Sampler:
+class Sampler(Generic[_T_co]):
     """Base class: an iterable over dataset indices (or over lists of them, for batch samplers).
 
-        >>> class EvenIndices(agnostic.utils.data.Sampler):
+        >>> class EvenIndices(agnostic.utils.data.Sampler[int]):
         ...     def __init__(self, data_source):
         ...         self.data_source = data_source
         ...     def __iter__(self):
@@ -37,7 +45,7 @@ class Sampler:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """``0, 1, ..., len(data_source) - 1``.
 
         >>> list(agnostic.utils.data.SequentialSampler(range(4)))
@@ -54,7 +62,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """A random order from ``agnostic.randperm`` (or ``num_samples`` draws with ``replacement``), from
     ``generator`` or, without one, a generator seeded from the default one at each epoch.
 
@@ -95,7 +103,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given ``indices`` in a random order (``agnostic.randperm``), without replacement.
 
         >>> sampler = agnostic.utils.data.SubsetRandomSampler([3, 5, 8], generator=agnostic.Generator().manual_seed(0))
@@ -115,7 +123,44 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class BatchSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices into ``weights``, index ``i`` drawn with probability ``weights[i] / sum(weights)``
+    (``agnostic.multinomial`` on the weights as float64; with ``replacement=False`` each index at most once), from
+    ``generator`` or the default generator. The usual cure for imbalanced classes: weight each sample by one over
+    its class's frequency.
+
+        >>> labels = [0, 0, 0, 1]
+        >>> weights = [1 / labels.count(label) for label in labels]
+        >>> sampler = agnostic.utils.data.WeightedRandomSampler(weights, num_samples=6)
+        >>> len(sampler), len(list(sampler))
+        (6, 6)
+        >>> sampler = agnostic.utils.data.WeightedRandomSampler([0.0, 2.0, 0.0, 1.0], 2, replacement=False)
+        >>> sorted(sampler)
+        [1, 3]
+    """
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights = as_tensor(weights, dtype=_dtypes.float64)
+        if weights.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
+        self.weights = weights
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        # All num_samples indices are drawn when iteration starts, as PyTorch draws them.
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler[list[int]]):
     """Lists of ``batch_size`` indices from ``sampler``; the last, shorter one is dropped with ``drop_last``.
 
         >>> sequential = agnostic.utils.data.SequentialSampler(range(5))
@@ -148,4 +193,5 @@ class BatchSampler(Sampler):
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+           "BatchSampler"]
