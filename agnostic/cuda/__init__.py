@@ -10,9 +10,10 @@ from ._random import (
     set_rng_state_all,
 )
 from . import comm, graphs, jiterator, memory, nccl, nvtx, profiler, random, streams
-from . import _capabilities, _errors, _nvml, _sync_debug
+from . import _capabilities, _errors, _memory_extras, _nvml, _sync_debug
 from ._capabilities import *  # noqa: F401,F403
 from ._errors import *  # noqa: F401,F403
+from ._memory_extras import *  # noqa: F401,F403
 from ._nvml import *  # noqa: F401,F403
 from ._sync_debug import *  # noqa: F401,F403
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
@@ -43,7 +44,7 @@ __all__ = [
     "get_device_name", "get_device_properties", "init", "initial_seed", "is_available", "is_initialized", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "set_device", "synchronize", *sorted(_cuda_types),
     "jiterator", "nccl", "profiler", "random",
-    *_capabilities.__all__, *_errors.__all__, *_nvml.__all__, *_sync_debug.__all__,
+    *_capabilities.__all__, *_errors.__all__, *_memory_extras.__all__, *_nvml.__all__, *_sync_debug.__all__,
 ]
 
 

@@ -32,6 +32,7 @@ _FAMILIES = (
     "allocation", "segment", "active", "allocated_bytes", "reserved_bytes", "active_bytes", "requested_bytes",
 )
 _POOL_KEYS = ("all", "large_pool", "small_pool")
+_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation, which CuPy's pools retry on (no Python name in CuPy 14.2)
 
 
 class OutOfMemoryError(RuntimeError):
@@ -244,13 +245,15 @@ class _Pending:
 class _Segment:
     """Owner of one cudaMalloc'ed segment lent to a CuPy pool; its finalizer counts the cudaFree."""
 
-    __slots__ = ("memory", "stats", "size", "ptr")
+    __slots__ = ("memory", "stats", "size", "ptr", "owner")
 
     def __del__(self):
         stats = self.stats
         stats.remove_segment(self.size)
         stats.all.remove_segment(self.size)
         del stats.segments[self.ptr]
+        if self.owner is not None:
+            self.owner.segments.pop(self.ptr, None)
 
 
 class _Allocator:
@@ -271,6 +274,11 @@ class _Allocator:
         self._runtime = cuda.runtime
         self.devices = [None] * cuda.runtime.getDeviceCount()
         self.pending = []
+        self.caching = True  # caching_allocator_enable
+        self.direct = {}  # device index -> its (small, large) pools that cache nothing, made when caching is off
+        self.fractions = {}  # device index -> set_per_process_memory_fraction's fraction
+        self.limits = {}  # device index -> bytes its pools may reserve (set_per_process_memory_fraction)
+        self.raw = {}  # address -> block handed out by caching_allocator_alloc, kept until caching_allocator_delete
         self.malloc = self._make_malloc()
 
     def _make_malloc(self):
@@ -308,34 +316,83 @@ class _Allocator:
         for stats in (device.small, device.large):
             stats.pool = self._Pool(lambda size, stats=stats: self._segment(stats, size))
         self.devices[index] = device
+        if not self.caching:
+            device.serving_small, device.serving_large = self._home(device)
         return device
+
+    def _home(self, device):
+        """The pools that serve ``device`` outside graph captures and memory pools: its own, or while caching is
+        off (``caching_allocator_enable(False)``) pools that give each block its own segment."""
+        if self.caching:
+            return device.small, device.large
+        if device.index not in self.direct:
+            self.direct[device.index] = tuple(self._direct_stats(device, stats) for stats in (device.small,
+                                                                                               device.large))
+        return self.direct[device.index]
+
+    def _direct_stats(self, device, stats):
+        direct = _Stats(stats.kind, device.index, device.all, self)
+        direct.log = device.log
+        direct.pool = _DirectPool(self, stats)
+        return direct
+
+    def set_caching(self, enabled):
+        """Cache freed blocks for reuse (PyTorch's default), or give each one back to the driver when it is freed."""
+        self.caching = bool(enabled)
+        for device in self.devices:
+            if device is not None and (device.serving_small, device.serving_large) in (
+                    (device.small, device.large), self.direct.get(device.index)):
+                device.serving_small, device.serving_large = self._home(device)
+        if not self.caching:
+            self.empty_cache()
+
+    def serve_from(self, index, private):
+        """Serve device ``index``'s new blocks from ``private`` (a ``PrivatePools``, made on the current device,
+        which must be ``index``); returns the pools that served them, for ``stop_serving_from``."""
+        device = self.devices[index] or self._open(index)
+        if private.small is None:
+            private.small, private.large = (self._private_stats(device, stats)
+                                            for stats in (device.small, device.large))
+        serving = device.serving_small, device.serving_large
+        device.serving_small, device.serving_large = private.small, private.large
+        return serving
+
+    def stop_serving_from(self, index, serving):
+        """Serve device ``index``'s new blocks from ``serving`` again (what ``serve_from`` returned)."""
+        device = self.devices[index]
+        device.serving_small, device.serving_large = serving
 
     def begin_capture(self, index, private):
         """Serve device ``index``'s new blocks from ``private`` (a ``PrivatePools``) while a CUDA graph captures, so
         that memory the graph uses is never handed to work outside it, even once freed (PyTorch's graph pools)."""
-        device = self.devices[index] or self._open(index)
-        if private.small is None:
-            private.small, private.large = (self._private_stats(device, stats) for stats in (device.small, device.large))
-        device.serving_small, device.serving_large = private.small, private.large
+        self.serve_from(index, private)
 
     def end_capture(self, index):
         """Serve device ``index``'s new blocks from its own pools again."""
         device = self.devices[index]
-        device.serving_small, device.serving_large = device.small, device.large
+        device.serving_small, device.serving_large = self._home(device)
 
     def _private_stats(self, device, stats):
-        """A CuPy pool of its own, counted in ``stats``' figures: its segments are ``stats``' segments and its
-        blocks' frees go to the device's log."""
+        """A CuPy pool of its own, counted in ``stats``' figures: its segments are ``stats``' segments (listed in its
+        own ``segments`` too, for ``MemPool.snapshot``) and its blocks' frees go to the device's log."""
         private = _Stats(stats.kind, device.index, device.all, self)
         private.log = device.log
-        private.pool = self._Pool(lambda size: self._segment(stats, size))
+        private.pool = self._Pool(lambda size: self._segment(stats, size, private))
         return private
 
-    def _segment(self, stats, size):
-        """cudaMalloc a segment for a pool, owned by a counting _Segment (CuPy's pool handles a failure)."""
+    def _segment(self, stats, size, owner=None):
+        """cudaMalloc a segment for a pool, owned by a counting _Segment (CuPy's pool handles a failure). Past the
+        device's ``set_per_process_memory_fraction`` cap it fails as cudaMalloc does, so the pools' retry (free the
+        cache, try again) and OutOfMemoryError follow as for a full device."""
+        limit = self.limits.get(stats.device)
+        if limit is not None and stats.all.sb + size > limit:
+            raise self._runtime.CUDARuntimeError(_ERROR_MEMORY_ALLOCATION)
         memory = self._Memory(size)
         segment = _Segment()
         segment.memory, segment.stats, segment.size, segment.ptr = memory, stats, size, memory.ptr
+        segment.owner = owner
+        if owner is not None:
+            owner.segments[memory.ptr] = size
         stats.segments[memory.ptr] = size
         stats.add_segment(size)
         stats.all.add_segment(size)
@@ -358,9 +415,11 @@ class _Allocator:
         free, total = self._runtime.memGetInfo()
         device.count()
         allocated, reserved = device.all.b, device.all.sb
+        limit = self.limits.get(device.index)
+        allowed = "" if limit is None else f"{_format_size(limit)} allowed; "
         error = OutOfMemoryError(
             f"CUDA out of memory. Tried to allocate {_format_size(size)}. GPU {device.index} has a total capacity of "
-            f"{_format_size(total)} of which {_format_size(free)} is free. Of the allocated memory "
+            f"{_format_size(total)} of which {_format_size(free)} is free. {allowed}Of the allocated memory "
             f"{_format_size(allocated)} is allocated by agnostic, and {_format_size(reserved - allocated)} is "
             "reserved by agnostic but unallocated. If reserved but unallocated memory is large, free tensors you no "
             "longer need or split large allocations."
@@ -435,6 +494,55 @@ class _Allocator:
                 for address, size in sorted(stats.segments.items()):
                     segments.append(_segment_record(device.index, stats.kind, address, size, blocks))
         return segments
+
+    def pool_snapshot(self, private_pools):
+        """``memory_snapshot()``'s records of the segments of ``private_pools`` (``PrivatePools``) only."""
+        in_use = self.blocks_in_use()
+        segments = []
+        for private in private_pools:
+            for stats in (private.large, private.small):
+                blocks = [(block.ptr, _round(block.requested), block.requested, "active_allocated")
+                          for block in in_use if block.stats is stats]
+                blocks += [(entry.ptr, entry.size, entry.requested, "active_pending_free")
+                           for entry in self.pending if entry.stats is stats]
+                blocks.sort()
+                for address, size in sorted(stats.segments.items()):
+                    segments.append(_segment_record(stats.device, stats.kind, address, size, blocks))
+        return segments
+
+    def raw_alloc(self, size):
+        """A block of ``size`` bytes on the current device and stream, kept until ``raw_delete`` of its address."""
+        pointer = self.malloc(size)
+        if pointer.ptr:
+            self.raw[pointer.ptr] = pointer
+        return pointer.ptr
+
+    def raw_delete(self, address):
+        """Free the block ``raw_alloc`` returned at ``address`` (0: nothing, as ``cudaFree(nullptr)``)."""
+        if address and self.raw.pop(address, None) is None:
+            raise RuntimeError(f"invalid device pointer: {address:#x}")
+
+
+class _DirectPool:
+    """A pool that caches nothing, used while ``caching_allocator_enable(False)``: each block is a segment of its
+    own (counted in ``stats``), given back to the driver as soon as the block is freed."""
+
+    __slots__ = ("allocator", "stats")
+
+    def __init__(self, allocator, stats):
+        self.allocator, self.stats = allocator, stats
+
+    def malloc(self, size):
+        allocator = self.allocator
+        try:
+            return allocator._segment(self.stats, _round(size))
+        except allocator._runtime.CUDARuntimeError as error:
+            if error.status != _ERROR_MEMORY_ALLOCATION:
+                raise
+            raise allocator._PoolOutOfMemory(size, 0) from error
+
+    def free_all_blocks(self, stream=None):
+        """Nothing is cached."""
 
 
 def _segment_record(device, kind, address, size, blocks):
