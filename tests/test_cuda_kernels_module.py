@@ -13,7 +13,7 @@ import agnostic
 from agnostic import _backend
 from agnostic._backends import philox as _philox
 from agnostic._device import CPU
-from agnostic._backends import cuda_kernels, cuda_ops
+from agnostic._backends import cuda_kernels, cuda_ops, cuda_vectorized
 from agnostic.nn import functional
 from agnostic.nn.functional import _column_sums, _fused_lstm, _index_cross_entropy
 from agnostic.ops import _relu_gradient
@@ -85,6 +85,7 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected |= {("agnostic_float_to_integer", numpy.dtype(d)) for d in INTEGERS}
     expected.add(("agnostic_float64_to_float16", None))
     expected |= {(f"agnostic_lstm_step{part}", d) for part in ("", "_backward") for d in floats}
+    expected |= {(f"agnostic_contiguous_{op}", d) for op in ("add", "sub", "mul", "div", "relu") for d in floats}
     expected |= {(f"agnostic_{op}_{part}rows", d) for op in ("softmax", "layer_norm") for part in ("", "backward_")
                  for d in floats}
     expected.add(("agnostic_capturable_matmul", None))
@@ -169,6 +170,7 @@ def test_every_declared_kernel_runs_on_each_cuda_device(cuda_device, monkeypatch
         _run_softmax(rng, cuda_device)
         _run_layer_norm(rng, cuda_device)
         _run_capturable_matmul(cupy, rng)
+        _run_contiguous(cupy, rng, cuda_device)
         cupy.cuda.get_current_stream().synchronize()
     assert looked_up == set(cuda_kernels.declared_kernels())
 
@@ -196,6 +198,34 @@ def _run_cross_entropy(rng, device):
         tolerance = 1e-5 if dtype == "float32" else 1e-12
         numpy.testing.assert_allclose(losses[1], losses[0], rtol=tolerance)
         numpy.testing.assert_allclose(grads[1], grads[0], rtol=tolerance, atol=tolerance / rows)
+
+
+def _run_contiguous(cupy, rng, device):
+    """The vectorized kernels of large same-shape operands (``a + b``... and relu) give CuPy's ufuncs' bits, specials
+    included (NaN, infinities, signed zeros, float32 subnormals that CuPy flushes), with a tail of elements that
+    fill no vector; a misaligned view or a broadcast operand takes CuPy's ufunc, with the same values."""
+    ufuncs = {"add": cupy.add, "sub": cupy.subtract, "mul": cupy.multiply, "div": cupy.true_divide}
+    size = cuda_vectorized.MIN_SIZE + 3
+    for dtype in ("float32", "float64"):
+        x, y = rng.standard_normal((2, size)).astype(dtype)
+        x[:6] = [numpy.nan, numpy.inf, -numpy.inf, -0.0, 0.0, numpy.finfo(dtype).tiny / 4]
+        y[:6] = [1.0, -numpy.inf, 2.0, 0.0, -0.0, numpy.finfo(dtype).tiny / 2]
+        tensors = [agnostic.tensor(v, device=device) for v in (x, y)]
+        unsigned = numpy.dtype(f"uint{numpy.dtype(dtype).itemsize * 8}")
+        for name, op in (("add", agnostic.add), ("sub", agnostic.sub), ("mul", agnostic.mul),
+                         ("div", agnostic.true_divide)):
+            expected = ufuncs[name](cupy.asarray(x), cupy.asarray(y)).get()
+            got = op(*tensors).cpu().numpy()
+            numpy.testing.assert_array_equal(got.view(unsigned), expected.view(unsigned))
+            misaligned = op(tensors[0][1:], tensors[1][1:]).cpu().numpy()
+            numpy.testing.assert_array_equal(misaligned.view(unsigned), expected[1:].view(unsigned))
+        expected = cupy.maximum(cupy.asarray(x), 0).get()
+        numpy.testing.assert_array_equal(agnostic.relu(tensors[0]).cpu().numpy().view(unsigned),
+                                         expected.view(unsigned))
+        rows, row = size // 7, agnostic.tensor(y[:7], device=device)
+        broadcast = (tensors[0][:rows * 7].reshape(rows, 7) + row).cpu().numpy()
+        numpy.testing.assert_array_equal(broadcast, (cupy.asarray(x[:rows * 7]).reshape(rows, 7)
+                                                     + cupy.asarray(y[:7])).get())
 
 
 def _run_lstm(rng, device):

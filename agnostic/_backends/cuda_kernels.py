@@ -478,6 +478,86 @@ def _capturable_matmul():
                   reduction=dict(reduce_expr="a + b", post_map_expr="c = a", identity="0"))
 
 
+# ----- large contiguous elementwise ops (agnostic.ops.elementwise, launched by cuda_ops) ---------------------------
+# Same-shape C-contiguous float operands, each thread loading 16 bytes of each (one vector load) and storing 16:
+# a device copy's bandwidth, where CuPy's ufuncs, loading an element at a time through their indexers, reach about
+# 85% of it. Each element takes the very operation CuPy's ufunc takes (``in0 + in1``...; relu is
+# ``cupy.maximum(x, 0)``'s expression, its canonical NaN included), compiled as CuPy compiles its own (-ftz=true),
+# so results are the ufunc's bit for bit. The last thread takes the elements that don't fill a vector.
+CONTIGUOUS_BINARY = ("add", "sub", "mul", "div")
+_CONTIGUOUS_SOURCE = r"""
+#define AGNOSTIC_NAN __int_as_float(0x7fffffff)
+
+template <typename T>
+struct alignas(16) agnostic_pack { T values[16 / sizeof(T)]; };
+
+template <int OP, typename T>
+__device__ __forceinline__ T agnostic_binary_value(T a, T b) {
+    if (OP == 0) return a + b;
+    if (OP == 1) return a - b;
+    if (OP == 2) return a * b;
+    return a / b;
+}
+
+template <typename T>
+__device__ __forceinline__ T agnostic_relu_value(T x) {
+    return isnan(x) ? (T)AGNOSTIC_NAN : (T)max(x, (T)0);
+}
+
+template <typename T, int OP>
+__global__ void agnostic_contiguous_binary(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
+                                           long long n) {
+    const int width = 16 / sizeof(T);
+    const long long vector = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long first = vector * width;
+    if (first + width <= n) {
+        const agnostic_pack<T> x = reinterpret_cast<const agnostic_pack<T>*>(a)[vector];
+        const agnostic_pack<T> y = reinterpret_cast<const agnostic_pack<T>*>(b)[vector];
+        agnostic_pack<T> z;
+        #pragma unroll
+        for (int k = 0; k < width; ++k) z.values[k] = agnostic_binary_value<OP>(x.values[k], y.values[k]);
+        reinterpret_cast<agnostic_pack<T>*>(c)[vector] = z;
+    } else {
+        for (long long i = first; i < n; ++i) c[i] = agnostic_binary_value<OP>(a[i], b[i]);
+    }
+}
+
+template <typename T>
+__global__ void agnostic_contiguous_relu(const T* __restrict__ a, T* __restrict__ c, long long n) {
+    const int width = 16 / sizeof(T);
+    const long long vector = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long first = vector * width;
+    if (first + width <= n) {
+        const agnostic_pack<T> x = reinterpret_cast<const agnostic_pack<T>*>(a)[vector];
+        agnostic_pack<T> z;
+        #pragma unroll
+        for (int k = 0; k < width; ++k) z.values[k] = agnostic_relu_value(x.values[k]);
+        reinterpret_cast<agnostic_pack<T>*>(c)[vector] = z;
+    } else {
+        for (long long i = first; i < n; ++i) c[i] = agnostic_relu_value(a[i]);
+    }
+}
+"""
+
+
+def _contiguous_binary_kernel(operation):
+    def declare(dtype):
+        return Kernel("module", f"agnostic_contiguous_binary<{_C_TYPES[dtype]}, "
+                      f"{CONTIGUOUS_BINARY.index(operation)}>", _CONTIGUOUS_SOURCE, options=("-std=c++14",),
+                      template=True)
+    return declare
+
+
+for _operation in CONTIGUOUS_BINARY:
+    _declares(f"agnostic_contiguous_{_operation}", _FLOATS)(_contiguous_binary_kernel(_operation))
+
+
+@_declares("agnostic_contiguous_relu", _FLOATS)
+def _contiguous_relu(dtype):
+    return Kernel("module", f"agnostic_contiguous_relu<{_C_TYPES[dtype]}>", _CONTIGUOUS_SOURCE,
+                  options=("-std=c++14",), template=True)
+
+
 # ----- one LSTM time step (agnostic.nn.functional._fused_lstm, launched by cuda_ops) -------------------------------
 # A step's hidden-to-gates product and its cell in one kernel, so that a step costs one launch (cuBLAS's product
 # and a cell kernel cost two, and CuPy's matmul call alone about 35 us of host time). A block computes LSTM_ROWS

@@ -11,6 +11,7 @@ import numpy
 
 from .. import _autocast, _backend, _dtypes
 from .._backends.cpu_kernels import MIN_BYTES as _LARGE_BYTES
+from .._backends.cuda_vectorized import MIN_SIZE as _LARGE_CUDA_SIZE
 from .._device import CPU
 from .._tensor import TensorBase, _check_broadcast_into, wrap
 from ..autograd import tracking
@@ -163,6 +164,8 @@ def _direct_unary_plan(op, dtype):
     by_device = op.functions_by_device
     large_cpu = op.large_cpu
     large_size = _large_size(dtype, large_cpu)
+    large_cuda = op.large_cuda
+    large_cuda_size = _NEVER if large_cuda is None else _LARGE_CUDA_SIZE
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
     writes_out = op.writes_out
     name = op.name
@@ -184,8 +187,12 @@ def _direct_unary_plan(op, dtype):
             if array.__class__ is not _ndarray:
                 array = numpy.asarray(array)
         else:
-            function = by_device.get(device) or op.backend_function(device)
-            array = function(x) if backend.is_current() else backend.run(function, x)
+            array = None
+            if x.size >= large_cuda_size:
+                array = large_cuda(x) if backend.is_current() else backend.run(large_cuda, x)
+            if array is None:
+                function = by_device.get(device) or op.backend_function(device)
+                array = function(x) if backend.is_current() else backend.run(function, x)
         tensor = _new_tensor(plain)
         tensor._data = array
         tensor._device = device
@@ -202,6 +209,8 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
     large_cpu = op.large_cpu if first_is_tensor and second_is_tensor else None
     large_size = _large_size(dtype, large_cpu)
+    large_cuda = op.large_cuda if first_is_tensor and second_is_tensor else None
+    large_cuda_size = _NEVER if large_cuda is None else _LARGE_CUDA_SIZE
     integers = dtype.category == _INTEGER  # a Python int must fit (bool tensors take only bool scalars here)
     check_values = op.check_operands if integers else None  # division by zero, negative powers: integers only
     general = _general_plan(op)
@@ -243,8 +252,12 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
                     array = numpy.asarray(array)
             else:
                 backend = device.backend
-                function = by_device.get(device) or op.backend_function(device)
-                array = function(x, y) if backend.is_current() else backend.run(function, x, y)
+                array = None
+                if large_cuda is not None and x.size >= large_cuda_size:
+                    array = large_cuda(x, y) if backend.is_current() else backend.run(large_cuda, x, y)
+                if array is None:
+                    function = by_device.get(device) or op.backend_function(device)
+                    array = function(x, y) if backend.is_current() else backend.run(function, x, y)
                 if cuda_result is not None and array.dtype != cuda_result:
                     array = backend.run(array.astype, cuda_result)
         except ValueError:

@@ -44,7 +44,8 @@ class Elementwise:
     backend's arrays (same values, faster there): one for the dtypes that ``kind_implementations`` leaves to
     ``implementation``, or a dict of them by NumPy dtype kind. ``large_cpu`` computes large CPU results (from
     ``cpu_kernels.MIN_BYTES``) of a one-operand op, or of two tensors, on several threads: it returns the result, or
-    None where it doesn't apply (the CPU function then runs).
+    None where it doesn't apply (the CPU function then runs); ``large_cuda`` likewise computes large CUDA results
+    (from ``cuda_vectorized.MIN_SIZE`` elements) with a vectorized kernel.
     ``check(name, dtype)`` refuses promoted dtypes; ``check_operands(input, other, compute)`` checks values (integer
     division by zero...). ``gradients`` maps each operand's name to its gradient formula, as PyTorch's
     derivatives.yaml does; a formula's parameter names say what it reads: ``grad``, the operands by name (``input``,
@@ -53,7 +54,7 @@ class Elementwise:
     """
 
     def __init__(self, name, arity, result, implementation, *, check=None, check_operands=None, gradients=None,
-                 derivative=None, cpu_implementation=None, cuda_implementation=None, large_cpu=None, aliases=(),
+                 derivative=None, cpu_implementation=None, cuda_implementation=None, large_cpu=None, large_cuda=None, aliases=(),
                  operator=None, reflected=True, alpha=False, python_scalars=None, kind_implementations=None,
                  public=True, doc=""):
         self.name = name
@@ -73,6 +74,7 @@ class Elementwise:
         self.backend_implementations = {backend: own for backend, own in (
             ("cpu", cpu_implementation), ("cuda", cuda_implementation)) if own is not None}
         self.large_cpu = large_cpu
+        self.large_cuda = large_cuda
         # For dtypes of these NumPy kinds ("c": complex), ``f(xp, *arrays)`` replaces the backends' own function,
         # which is not PyTorch's there; such calls take the general plan.
         self.kind_implementations = kind_implementations or {}

@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy
 
 from .. import _dtypes
-from .._backends import cpu_kernels, cpu_ops, cuda_ops
+from .._backends import cpu_kernels, cpu_ops, cuda_ops, cuda_vectorized
 from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
 from ..autograd import tracking
 from ..autograd.grad_mode import is_grad_enabled
@@ -79,10 +79,26 @@ def _no_negative_integer_power(input, other, compute):
 
 
 # ----- implementations the backends lack --------------------------------------------------------------------------
+# PyTorch's pow kernels compute these scalar powers of float32/float64 tensors by their defining arithmetic, not
+# by pow(): the same bits here (checked against PyTorch 2.14's CPU, whose x ** 0.5 is its pow's, not sqrt's), and as
+# fast (NumPy's pow of a float32 takes ~20 ns an element, x * x * x under 1).
+_SCALAR_POWERS = {
+    2.0: lambda xp, x: x * x,
+    3.0: lambda xp, x: x * x * x,
+    -2.0: lambda xp, x: xp.reciprocal(x * x),
+    -0.5: lambda xp, x: xp.reciprocal(xp.sqrt(x)),
+    -1.0: lambda xp, x: xp.reciprocal(x),
+}
+
+
 def _power(xp, base, exponent):
     """Powers, and integer powers with negative exponents as PyTorch: 1 ** n = 1, (-1) ** n = +-1, else 0."""
     if not hasattr(base, "dtype"):
         base = exponent.dtype.type(base)  # a Python number: in the tensor's dtype, as the direct plan promised
+    if isinstance(exponent, (numpy.generic, float, int)) and base.dtype.kind == "f" and base.dtype.itemsize >= 4:
+        special = _SCALAR_POWERS.get(float(exponent))
+        if special is not None:
+            return special(xp, base)
     if base.dtype.kind not in "iu" or getattr(exponent, "ndim", None) is None:
         return xp.power(base, exponent)
     negative = exponent < 0
@@ -194,11 +210,13 @@ def _binary(name, result, implementation, **declaration):
 
 
 def _large(kernel):
-    """``large_cpu`` of a two-operand op: the multi-core kernel ``kernel`` (or None where it doesn't apply)."""
-    return functools.partial(cpu_kernels.binary, kernel)
+    """``large_cpu`` and ``large_cuda`` of a two-operand op: the multi-core CPU kernel and the vectorized CUDA kernel
+    ``kernel`` (each giving None where it doesn't apply)."""
+    return dict(large_cpu=functools.partial(cpu_kernels.binary, kernel),
+                large_cuda=functools.partial(cuda_vectorized.binary, kernel))
 
 
-add = _binary("add", SAME, "add", alpha=True, operator="add", large_cpu=_large("add"), gradients={
+add = _binary("add", SAME, "add", alpha=True, operator="add", **_large("add"), gradients={
     "input": lambda grad: grad, "other": lambda grad: grad}, doc="""\
 ``input + alpha * other``, broadcasting, in the dtype PyTorch's promotion gives (``torch.add``).
 
@@ -208,14 +226,14 @@ add = _binary("add", SAME, "add", alpha=True, operator="add", large_cpu=_large("
     tensor([21, 42])
 """)
 sub = _binary("sub", SAME, "subtract", check=_no_bool_subtraction, check_operands=_no_bool_operand_subtraction,
-              alpha=True, operator="sub", aliases=("subtract",), large_cpu=_large("sub"),
+              alpha=True, operator="sub", aliases=("subtract",), **_large("sub"),
               gradients={"input": lambda grad: grad, "other": lambda grad: -grad}, doc="""\
 ``input - alpha * other`` (``torch.sub``, alias ``subtract``); bool operands are refused, as in PyTorch.
 
     >>> agnostic.sub(agnostic.tensor([5.0, 7.0]), 2)
     tensor([3., 5.])
 """)
-mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), large_cpu=_large("mul"),
+mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), **_large("mul"),
               gradients={
     "input": lambda grad, other: grad * _conj(other),
     "other": lambda grad, input: grad * _conj(input)}, doc="""\
@@ -224,7 +242,7 @@ mul = _binary("mul", SAME, "multiply", operator="mul", aliases=("multiply",), la
     >>> agnostic.mul(agnostic.tensor([1.5, 2.0]), 2)
     tensor([3., 4.])
 """)
-_true_divide = Elementwise("div", 2, FLOAT, "true_divide", operator="truediv", large_cpu=_large("div"),
+_true_divide = Elementwise("div", 2, FLOAT, "true_divide", operator="truediv", **_large("div"),
                            kind_implementations={"c": _division.complex_divide},
                            cpu_implementation={"c": cpu_ops.complex_divide},
                            cuda_implementation={"c": cuda_ops.complex_divide}, public=False,
@@ -497,6 +515,7 @@ frac = _unary("frac", SAME, _frac, ("[1.25, -1.5]", "[ 0.2500, -0.5000]"), check
 square = _unary("square", SAME, _square, ("[2, -3]", "[4, 9]"), derivative=lambda input: 2 * input,
                 summary="``input * input``; bool tensors square to int64")
 relu = _unary("relu", SAME, _relu, ("[-1.0, 2.0]", "[0., 2.]"), check=no_bool_or_complex, large_cpu=cpu_kernels.relu,
+              large_cuda=cuda_vectorized.relu,
               gradients={"input": _relu_backward}, summary="``max(input, 0)``: the rectified linear unit")
 bitwise_not = _unary("bitwise_not", SAME, "invert", ("[0, 5]", "[-1, -6]"), check=integral_only, operator="invert",
                      summary="Every bit flipped (logical not for bool tensors)")

@@ -219,7 +219,7 @@ def _explicit_einsum(equation, operands):
     left, arrow, output = equation.partition("->")
     inputs = left.split(",")
     if len(inputs) != len(operands):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(inputs) else
                            "einsum(): fewer operands were provided than specified in the equation")
     counts = {subscripts: operand.ndim - len(subscripts.replace("...", ""))

@@ -249,6 +249,38 @@ def test_a_float32_subnormal_operand_is_zero_on_cuda(op, a, tiny):
     _check(outcome, expected)
 
 
+_SCALAR_POWERS = {2: lambda x: x * x, 3: lambda x: x * x * x, -2: lambda x: 1 / (x * x),
+                  -0.5: lambda x: 1 / np.sqrt(x), -1: lambda x: 1 / x}
+
+
+@given(name=st.sampled_from(("float32", "float64")), shape=shapes(), exponent=st.sampled_from(sorted(_SCALAR_POWERS)),
+       as_float=st.booleans(), data=st.data())
+def test_scalar_powers_are_pytorchs_arithmetic(name, shape, exponent, as_float, data):
+    """``x ** 2``, ``** 3``, ``** -2``, ``** -0.5`` and ``** -1`` of a float tensor are ``x * x``, ``x * x * x``,
+    ``1 / (x * x)``, ``1 / sqrt(x)`` and ``1 / x``, as PyTorch's pow kernels compute them: bit for bit, on every
+    device."""
+    a = data.draw(arrays(name, shape))
+    if exponent == -0.5:
+        a = np.asarray(np.abs(a))  # 0-dim stays an array, not a NumPy scalar
+    power = float(exponent) if as_float else exponent
+    outcome = on_all_devices(lambda t: t ** power, a, rtol=0, atol=0, compute=name)
+    with np.errstate(all="ignore"):
+        expected = _SCALAR_POWERS[exponent](a)
+    check_tensor(outcome, expected, name, rtol=0, atol=0)
+
+
+def test_scalar_powers_match_pytorch_bit_for_bit():
+    torch = pytest.importorskip("torch", minversion="2.14")
+    x = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)
+    x[:4] = [0.0, -0.0, np.inf, np.nan]
+    for exponent in _SCALAR_POWERS:
+        base = np.abs(x) if exponent == -0.5 else x
+        got = (agnostic.tensor(base) ** exponent).numpy()
+        expected = (torch.tensor(base) ** exponent).numpy()
+        same = (got.view(np.uint32) == expected.view(np.uint32)) | (np.isnan(got) & np.isnan(expected))
+        assert same.all(), exponent
+
+
 @given(shape=shapes(), name=st.sampled_from(INTS), data=st.data())
 def test_integer_pow_with_negative_tensor_exponent(shape, name, data):
     """Integer tensors to negative tensor exponents follow ATen's powi (1, -1 or 0); only a negative *Python
