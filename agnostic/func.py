@@ -17,6 +17,7 @@ import threading
 from collections import OrderedDict
 
 from . import _coverage
+from ._rearrange import rearrange
 from ._tensor import TensorBase
 from .autograd import functions as _autograd
 from .autograd.grad_mode import enable_grad, is_grad_enabled
@@ -29,7 +30,8 @@ from .ops.creation import eye, zeros, zeros_like
 from .ops.shape import stack
 
 __all__ = ["debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
-           "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_", "stack_module_state", "vjp", "vmap"]
+           "jacrev", "jvp", "linearize", "rearrange", "replace_all_batch_norm_modules_", "stack_module_state", "vjp",
+           "vmap"]
 
 
 def __getattr__(name):

@@ -34,7 +34,7 @@ PUBLIC_MODULES = [
     "agnostic.array_api", "agnostic.array_api.linalg", "agnostic.array_api.fft", "agnostic.optim.swa_utils",
     "agnostic.nn.utils.parametrize", "agnostic.nn.utils.stateless", "agnostic.autograd.anomaly_mode",
     "agnostic.func", "agnostic.sparse", "agnostic.storage", "agnostic.cuda.random", "agnostic.cuda.profiler",
-    "agnostic.cuda.jiterator", "agnostic.cuda.nccl",
+    "agnostic.cuda.jiterator", "agnostic.cuda.nccl", "agnostic.nn.grad",
 ]
 # Python's plumbing on Tensor, not API: no docstring of their own, and not listed in the reference.
 TENSOR_PLUMBING = {"__dict__", "__doc__", "__module__", "__slots__", "__weakref__", "__init_subclass__",

@@ -246,3 +246,21 @@ def test_bce_with_logits_is_stable_and_exact_at_zero(device):
     with pytest.raises(ValueError, match=r"Target size \(agnostic.Size\(\[2\]\)\) must be the same as input size "
                                          r"\(agnostic.Size\(\[3\]\)\)"):
         F.binary_cross_entropy_with_logits(x, make([1.0, 0.0], device))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_mean_loss_of_only_ignored_targets_is_nan_with_zero_gradients(device, dtype, weighted):
+    """Every target ignored: 'mean' divides 0 by a total weight of 0 (NaN, as PyTorch), but the gradient is 0,
+    as PyTorch's (no target contributes), on the fused and the composed paths, and for nll_loss."""
+    target = agnostic.tensor([-100, -100, -100], device=device)
+    weight = agnostic.ones(4, dtype=getattr(agnostic, dtype), device=device) if weighted else None
+    for loss_function in (F.cross_entropy, F.nll_loss):
+        logits = agnostic.ones(3, 4, dtype=getattr(agnostic, dtype), device=device, requires_grad=True)
+        loss = loss_function(logits, target, weight=weight)
+        loss.backward()
+        assert loss.dtype == logits.dtype and bool(loss.isnan())
+        assert float(logits.grad.abs().sum()) == 0.0
+        with_one_kept = agnostic.ones(3, 4, dtype=getattr(agnostic, dtype), device=device, requires_grad=True)
+        loss_function(with_one_kept, agnostic.tensor([1, -100, -100], device=device), weight=weight).backward()
+        assert float(with_one_kept.grad[1:].abs().sum()) == 0.0 and float(with_one_kept.grad[0].abs().sum()) > 0

@@ -132,7 +132,7 @@ def cross_entropy_backward(logits, labels, log_sum_exp, count, scale, ignore_ind
     else:
         kept = labels != ignore_index
         gradient[numpy.arange(len(labels)), numpy.where(kept, labels, 0)] -= 1
-        gradient *= (kept * weight)[:, None]
+        gradient *= numpy.where(kept, weight, 0)[:, None]  # ignored rows 0 even where every row is (weight 1/0)
     return gradient
 
 
@@ -250,7 +250,7 @@ def _gate_affine(size, dtype):
     return _GATE_AFFINES[key]
 
 
-def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
+def _lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
     """One LSTM time step of a batch: the gates ``sigmoid/tanh(projected + recurrent)`` ((B, 4H), PyTorch's gate
     order) into ``gates``, the new cell state into ``cell`` and the new hidden state into ``hidden`` ((B, H)), in a
     few whole-row NumPy passes (each of its vectorized loops beats a per-element kernel on one core)."""
@@ -269,7 +269,7 @@ def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
     numpy.multiply(output_gate, hidden, out=hidden)
 
 
-def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell, grad_cell_prev, grad_gates):
+def _lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell, grad_cell_prev, grad_gates):
     """The gradients of one LSTM time step: with respect to the gates' pre-activations into ``grad_gates`` (B, 4H)
     and to the previous cell state into ``grad_cell_prev`` (B, H), from the gradients reaching the step's hidden
     state (``grad_hidden`` from the next step, ``grad_output`` from the layer's output) and cell state."""
@@ -356,14 +356,14 @@ def array_from_cuda_interface(obj):
 
 def lstm_forward_steps(projected, first_hidden, first_cell, weight_hh, recurrent, gates, cells, outputs, reverse):
     """An LSTM layer direction's time steps (``lstm_steps.forward``)."""
-    lstm_steps.forward(numpy, lstm_cell_forward, projected, first_hidden, first_cell, weight_hh, recurrent, gates,
+    lstm_steps.forward(numpy, _lstm_cell_forward, projected, first_hidden, first_cell, weight_hh, recurrent, gates,
                        cells, outputs, reverse)
 
 
 def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden, grad_cell, spare, grad_gates,
                         reverse):
     """The gradients of an LSTM layer direction's steps (``lstm_steps.backward``)."""
-    lstm_steps.backward(numpy, lstm_cell_backward, gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden,
+    lstm_steps.backward(numpy, _lstm_cell_backward, gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden,
                         grad_cell, spare, grad_gates, reverse)
 
 

@@ -1,5 +1,5 @@
 """The time loops of one LSTM layer direction on the CPU: a step is one matrix product and the cell's few
-whole-row passes (``cpu_ops.lstm_cell_forward``/``lstm_cell_backward``) on preallocated arrays, so that nothing is
+whole-row passes (``cpu_ops._lstm_cell_forward``/``_lstm_cell_backward``) on preallocated arrays, so that nothing is
 allocated inside the loops. (CUDA runs a step as one kernel, the product inside it: ``cuda_ops``.)
 
 Arrays are in time order, (T, B, ...); ``reverse`` runs the steps from the last to the first.

@@ -5,7 +5,7 @@ package lists its public names in ``__all__``; this namespace is their union.
 """
 
 from .. import _coverage
-from . import functional, init, parallel, utils
+from . import functional, grad, init, parallel, utils
 from .parallel import DataParallel
 from .activation import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
@@ -18,6 +18,7 @@ from .fold import *  # noqa: F401,F403
 from .fractional_pooling import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
+from .linear_cross_entropy import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .lp_pooling import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
@@ -33,14 +34,14 @@ from .transformer import *  # noqa: F401,F403
 from .unpooling import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 from . import activation, adaptive, attention, containers, conv, dropout, flatten, fold, fractional_pooling, lazy, \
-    linear, loss, lp_pooling, module, normalization, padding, parameter, pixelshuffle, pooling, rnn, sparse, \
+    linear, linear_cross_entropy, loss, lp_pooling, module, normalization, padding, parameter, pixelshuffle, pooling, rnn, sparse, \
     sync_batchnorm, transformer, unpooling, upsampling
 
 __all__ = sorted(name for part in (activation, adaptive, attention, containers, conv, dropout, flatten, fold,
-                                   fractional_pooling, lazy, linear, loss, lp_pooling, module, normalization, padding,
+                                   fractional_pooling, lazy, linear, linear_cross_entropy, loss, lp_pooling, module, normalization, padding,
                                    parameter, pixelshuffle, pooling, rnn, sparse, sync_batchnorm, transformer,
                                    unpooling, upsampling)
-                 for name in part.__all__) + ["DataParallel", "functional", "init", "modules", "parallel", "utils"]
+                 for name in part.__all__) + ["DataParallel", "functional", "grad", "init", "modules", "parallel", "utils"]
 
 from . import modules  # last: PyTorch's torch.nn.modules.* paths, over the layers above  # noqa: E402
 

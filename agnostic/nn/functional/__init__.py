@@ -11,6 +11,7 @@ from ._dropout import *  # noqa: F401,F403
 from ._fractional_pooling import *  # noqa: F401,F403
 from ._grid_sample import *  # noqa: F401,F403
 from ._linear import *  # noqa: F401,F403
+from ._linear_cross_entropy import *  # noqa: F401,F403
 from ._loss import *  # noqa: F401,F403
 from ._lp_pooling import *  # noqa: F401,F403
 from ._normalization import *  # noqa: F401,F403
@@ -19,11 +20,12 @@ from ._pooling import *  # noqa: F401,F403
 from ._sparse import *  # noqa: F401,F403
 from ._unpooling import *  # noqa: F401,F403
 from ._upsampling import *  # noqa: F401,F403
-from . import _activation, _attention, _conv, _dropout, _fractional_pooling, _grid_sample, _linear, _loss, _lp_pooling, \
+from . import _activation, _attention, _conv, _dropout, _fractional_pooling, _grid_sample, _linear, \
+    _linear_cross_entropy, _loss, _lp_pooling, \
     _normalization, _padding, _pooling, _sparse, _unpooling, _upsampling
 
 __all__ = sorted(name for part in (_activation, _attention, _conv, _dropout, _fractional_pooling, _grid_sample, _linear,
-                                   _loss, _lp_pooling,
+                                   _linear_cross_entropy, _loss, _lp_pooling,
                                    _normalization, _padding, _pooling, _sparse, _unpooling, _upsampling)
                  for name in part.__all__)
 

@@ -65,6 +65,7 @@ def _recorded_backward(ctx, grad):
         kept = labels != ctx.ignore_index
         one_hot = (xp.arange(logits.shape[1]) == xp.where(kept, labels, 0)[:, None]).astype(logits.dtype)
         weights = kept[:, None].astype(logits.dtype)
-        if ctx.mean:
-            weights = weights / count
+        if ctx.mean:  # ignored rows stay 0 even where every row is (count 0), as PyTorch's gradient
+            with numpy.errstate(divide="ignore", invalid="ignore"):
+                weights = xp.where(kept[:, None], weights / count, 0).astype(logits.dtype)
     return (agnostic.softmax(ctx.input, 1) - wrap(one_hot, device)) * wrap(weights, device) * grad

@@ -149,7 +149,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     picked, weights, _ = _picked_and_weights(input, target, weight, ignore_index)
     loss = agnostic.neg(agnostic.mul(picked, weights))
     if reduction == "mean":
-        return agnostic.div(loss.sum(), weights.sum())
+        # Divided by a total weight of 0 (every target ignored) the loss is NaN, as PyTorch's, but the gradient 0:
+        # the division is by 1 there, and the NaN is added as a constant.
+        total = weights.sum()
+        empty = total == 0
+        return agnostic.div(loss.sum(), agnostic.where(empty, 1.0, total)) + agnostic.zeros_like(total).masked_fill(
+            empty, math.nan)
     if reduction == "sum":
         return loss.sum()
     return loss.squeeze(0) if unbatched else loss
