@@ -1,15 +1,18 @@
-"""CUDA graphs: an MLP training step run eagerly and replayed as a CUDA graph, agnostic against PyTorch, in one run.
+"""CUDA graphs: MLP and LSTM training steps run eagerly and replayed as CUDA graphs, agnostic against PyTorch, in one
+run.
 
     python benchmarks/bench_graphs.py [--steps N] [--repeats R] [--out FILE.md]
 
 The step is PyTorch's whole-network capture recipe: ``zero_grad(set_to_none=True)``, forward of a 784-256-256-10 MLP
 on a batch of 64, cross-entropy, ``backward`` and the optimizer's ``step``: SGD (momentum 0.9), then Adam with
-``capturable=True`` in both libraries (its step count on the GPU, as capture needs), on inputs already on the GPU.
+``capturable=True`` in both libraries (its step count on the GPU, as capture needs), on inputs already on the GPU;
+then the same with Adam for a one-layer LSTM classifier (64 inputs, 256 hidden, 32 time steps, batch 64: the
+training benchmark's), which PyTorch runs with cuDNN's kernels and agnostic with its own step kernels.
 Eager: a loop of N steps between two synchronizations; graph: the step captured once (after three warm-up steps on a
 side stream) and ``replay()`` N times between two synchronizations; and agnostic's
 ``agnostic.compile(step, mode="reduce-overhead")`` called N times (it captures the step on its second call), against
 PyTorch's graph replay. Median microseconds per step over interleaved
-repeats. agnostic's graph computes its matrix products with CuPy reduction kernels (CuPy refuses cuBLAS during
+repeats. agnostic's graph computes its matrix products with its own tiled kernel (CuPy refuses cuBLAS during
 capture), PyTorch's with cuBLAS. Needs CUDA; PyTorch is optional (its columns are left out without it). Prints one
 Markdown table; the exit code is 0 (a measurement, not a test).
 """
@@ -25,22 +28,42 @@ import numpy
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 BATCH, SIZES = 64, (784, 256, 256, 10)
+SEQUENCE, FEATURES, HIDDEN = 32, 64, 256  # the LSTM classifier's, as benchmarks/bench_training.py's
+ROWS = [("MLP 784-256-256-10", "SGD"), ("MLP 784-256-256-10", "Adam"), ("LSTM 64-256, 32 steps", "Adam")]
 
 
-def _step(library, optimizer_name):
+def _model(library, model_name):
+    """``(model on CUDA, one input's shape)``: the MLP, or an LSTM whose last step's output is classified."""
+    nn = library.nn
+    if model_name.startswith("MLP"):
+        layers = []
+        for inputs, outputs in zip(SIZES, SIZES[1:]):
+            layers += [nn.Linear(inputs, outputs), nn.ReLU()]
+        return nn.Sequential(*layers[:-1]).cuda(), (SIZES[0],)
+
+    class LSTMClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(FEATURES, HIDDEN, batch_first=True)
+            self.head = nn.Linear(HIDDEN, SIZES[-1])
+
+        def forward(self, x):
+            output, _ = self.lstm(x)
+            return self.head(output[:, -1])
+    return LSTMClassifier().cuda(), (SEQUENCE, FEATURES)
+
+
+def _step(library, model_name, optimizer_name):
     """One training step of ``library`` (agnostic or torch: the same code runs on both) on its own model and data,
     with SGD (momentum 0.9) or Adam (``capturable=True``: its step count on the GPU, so that it can be captured)."""
     library.manual_seed(0)
-    layers = []
-    for inputs, outputs in zip(SIZES, SIZES[1:]):
-        layers += [library.nn.Linear(inputs, outputs), library.nn.ReLU()]
-    model = library.nn.Sequential(*layers[:-1]).cuda()
+    model, input_shape = _model(library, model_name)
     if optimizer_name == "SGD":
         optimizer = library.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     else:
         optimizer = library.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
     rng = numpy.random.default_rng(0)
-    x = library.tensor(rng.standard_normal((BATCH, SIZES[0])).astype(numpy.float32), device="cuda")
+    x = library.tensor(rng.standard_normal((BATCH, *input_shape)).astype(numpy.float32), device="cuda")
     y = library.tensor(rng.integers(0, SIZES[-1], BATCH), device="cuda")
 
     def train(inputs, targets):
@@ -51,15 +74,15 @@ def _step(library, optimizer_name):
     return train, x, y
 
 
-def _eager(library, optimizer_name):
+def _eager(library, model_name, optimizer_name):
     """The step, run eagerly."""
-    train, x, y = _step(library, optimizer_name)
+    train, x, y = _step(library, model_name, optimizer_name)
     return lambda: train(x, y)
 
 
-def _compiled(library, optimizer_name):
+def _compiled(library, model_name, optimizer_name):
     """The step through ``agnostic.compile(train, mode="reduce-overhead")``: warmed up, captured, then replayed."""
-    train, x, y = _step(library, optimizer_name)
+    train, x, y = _step(library, model_name, optimizer_name)
     compiled = library.compile(train, mode="reduce-overhead")
     return lambda: compiled(x, y)
 
@@ -109,15 +132,15 @@ def main():
     libraries = {"agnostic": agnostic}
     if torch is not None and torch.cuda.is_available():
         libraries["PyTorch"] = torch
-    lines = ["| MLP 784-256-256-10, batch 64, step | agnostic (us) | PyTorch (us) | agnostic / PyTorch |",
+    lines = ["| training step, batch 64 | agnostic (us) | PyTorch (us) | agnostic / PyTorch |",
              "| --- | ---: | ---: | ---: |"]
-    for optimizer_name in ("SGD", "Adam"):
+    for model_name, optimizer_name in ROWS:
         candidates = {}
         for name, library in libraries.items():
-            candidates[f"{name} eager"] = (_eager(library, optimizer_name), library.cuda.synchronize)
-            candidates[f"{name} graph"] = (_graphed(library.cuda, _eager(library, optimizer_name)),
+            candidates[f"{name} eager"] = (_eager(library, model_name, optimizer_name), library.cuda.synchronize)
+            candidates[f"{name} graph"] = (_graphed(library.cuda, _eager(library, model_name, optimizer_name)),
                                            library.cuda.synchronize)
-        candidates["agnostic compile"] = (_compiled(agnostic, optimizer_name), agnostic.cuda.synchronize)
+        candidates["agnostic compile"] = (_compiled(agnostic, model_name, optimizer_name), agnostic.cuda.synchronize)
         times = {name: [] for name in candidates}
         for name, (run, synchronize) in candidates.items():
             _time(run, synchronize, 10)
@@ -129,11 +152,13 @@ def main():
             key = mode.split()[0]
             ours, theirs = median[f"agnostic {key}"], median.get(f"PyTorch {key}")
             ratio = f"{ours / theirs:.2f}x" if theirs else ""
-            lines.append(f"| {optimizer_name}, {mode} | {ours:.1f} | {theirs or float('nan'):.1f} | {ratio} |")
+            lines.append(f"| {model_name}, {optimizer_name}, {mode} | {ours:.1f} | {theirs or float('nan'):.1f} | "
+                         f"{ratio} |")
         ours, replay, theirs = median["agnostic compile"], median["agnostic graph"], median.get("PyTorch graph")
         ratio = f"{ours / theirs:.2f}x" if theirs else ""
-        lines.append(f"| {optimizer_name}, agnostic.compile(reduce-overhead) ({ours / replay:.2f}x agnostic's replay) "
-                     f"against PyTorch's graph replay | {ours:.1f} | {theirs or float('nan'):.1f} | {ratio} |")
+        lines.append(f"| {model_name}, {optimizer_name}, agnostic.compile(reduce-overhead) ({ours / replay:.2f}x "
+                     f"agnostic's replay) against PyTorch's graph replay | {ours:.1f} | {theirs or float('nan'):.1f} | "
+                     f"{ratio} |")
     table = "\n".join(lines)
     print(table)
     if options.out:

@@ -89,7 +89,8 @@ def test_replay_recomputes_from_the_static_inputs(cuda_device):
 
 
 @pytest.mark.parametrize("shapes", [((64, 30), (30, 20)), ((3, 5, 7), (7, 4)), ((7,), (7, 3)), ((4, 7), (7,)),
-                                    ((2, 1, 3, 5), (4, 5, 2)), ((7,), (7,)), ((64, 784), (784, 256))], ids=str)
+                                    ((2, 1, 3, 5), (4, 5, 2)), ((7,), (7,)), ((64, 784), (784, 256)),
+                                    ((2, 300, 400), (400, 150))], ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64", "int64"])
 def test_matrix_products_are_captured(cuda_device, shapes, dtype):
     rng = numpy.random.default_rng(0)
@@ -118,14 +119,42 @@ OPTIMIZERS = {
 }
 
 
+class _LSTMClassifier(agnostic.nn.Module):
+    """An LSTM whose last step's output is classified (the training benchmark's model, smaller)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = agnostic.nn.LSTM(16, 32, batch_first=True)
+        self.head = agnostic.nn.Linear(32, 10)
+
+    def forward(self, x):
+        output, _ = self.lstm(x)
+        return self.head(output[:, -1])
+
+
+def _lstm(seed, device):
+    agnostic.manual_seed(seed)
+    return _LSTMClassifier().to(device)
+
+
 @pytest.mark.parametrize("make_optimizer", OPTIMIZERS.values(), ids=OPTIMIZERS.keys())
 def test_a_captured_training_step_trains_as_the_eager_one(cuda_device, make_optimizer):
     """PyTorch's whole-network capture recipe: warm up on a side stream, capture zero_grad, forward, loss, backward
     and the optimizer's step, then replay with new data copied into the static input."""
+    _check_captured_training(cuda_device, _mlp, make_optimizer, (784,))
+
+
+def test_a_captured_lstm_training_step_trains_as_the_eager_one(cuda_device):
+    """The LSTM layer's step kernels and its products (the capturable ones inside the graph) replay as eager runs."""
+    _check_captured_training(cuda_device, _lstm, OPTIMIZERS["Adam capturable"], (12, 16))
+
+
+def _check_captured_training(cuda_device, make_model, make_optimizer, input_shape):
     rng = numpy.random.default_rng(1)
-    batches = [(rng.standard_normal((64, 784)).astype(numpy.float32), rng.integers(0, 10, 64)) for _ in range(8)]
+    batches = [(rng.standard_normal((64, *input_shape)).astype(numpy.float32), rng.integers(0, 10, 64))
+               for _ in range(8)]
     with agnostic.cuda.device(cuda_device):
-        eager, graphed = _mlp(0, cuda_device), _mlp(0, cuda_device)
+        eager, graphed = make_model(0, cuda_device), make_model(0, cuda_device)
         eager_optimizer = make_optimizer(eager.parameters())
         optimizer = make_optimizer(graphed.parameters())
         static_input = agnostic.tensor(batches[0][0], device=cuda_device)

@@ -89,7 +89,7 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected |= {(f"agnostic_{op}_{part}rows", d) for op in ("softmax", "layer_norm") for part in ("", "backward_")
                  for d in floats}
     expected.add(("agnostic_capturable_matmul", None))
-    expected |= {("agnostic_tiled_matmul", d) for d in floats}
+    expected |= {(name, d) for name in ("agnostic_tiled_matmul", "agnostic_blocked_matmul") for d in floats}
     assert declared == expected
 
 
@@ -386,7 +386,8 @@ def _run_capturable_matmul(cupy, rng):
     from agnostic._backends import cuda_ops
 
     cases = [((5, 7), (7, 3)), ((64, 784), (784, 256)), ((3, 1, 4, 40), (2, 40, 5)), ((40,), (40, 6)), ((6, 40), (40,)),
-             ((33,), (33,)), ((0, 4), (4, 3)), ((4, 0), (0, 3))]
+             ((33,), (33,)), ((0, 4), (4, 3)), ((4, 0), (0, 3)),
+             ((300, 600), (600, 200))]  # the last: the register-blocked kernel (from 2 ** 25 multiply-adds)
     for dtype, tolerance in (("float16", 1e-2), ("float32", 1e-5), ("float64", 1e-12), ("int64", 0),
                              ("complex64", 1e-5)):
         for shape_a, shape_b in cases:

@@ -425,12 +425,16 @@ def _column_sums(dtype):
 # ----- matrix products inside a CUDA graph capture (agnostic.cuda.graphs) -------------------------------------------
 # CuPy refuses cuBLAS calls while a stream captures, so a captured ``a @ b`` is computed by agnostic's own kernels.
 # Float32 and float64 matrices use a tiled product (half precision is computed in float32 and rounded once, as
-# cuBLAS accumulates it): each 16x16 block of threads computes a 16x16 tile of the result, stepping through the
-# shared dimension 16 at a time with both operands' tiles in shared memory. Operands are read through their
-# element strides, so transposed views need no copy; ``blockIdx.z`` picks the matrix of a batch and a chunk of the
-# shared dimension ("split-K", so that small products still occupy the GPU), each chunk's partial sums going to a
-# plane of ``c`` that the host adds up (in the same dtype). Other dtypes (integers, complex) use a reduction over
-# the shared dimension, the operands broadcast as ``a[..., :, :, None]`` and ``b[..., None, :, :]`` (views).
+# cuBLAS accumulates it), by one of two tiled kernels. Both step through the shared dimension 16 at a time with both
+# operands' tiles in shared memory, and each element's sum runs over the shared dimension in order (the two give the
+# same bits). ``agnostic_tiled_matmul``: each 16x16 block of threads computes a 16x16 tile of the result, an element a
+# thread (small products: many blocks). ``agnostic_blocked_matmul``: each block of 16x16 threads computes a 64x64
+# tile, each thread a 4x4 grid of it (rows ty + 16i, columns tx + 16j: register blocking, four times the arithmetic
+# per shared-memory read; large products, 3x faster there). Operands are read through their element strides, so
+# transposed views need no copy; ``blockIdx.z`` picks the matrix of a batch and a chunk of the shared dimension
+# ("split-K", so that small products still occupy the GPU), each chunk's partial sums going to a plane of ``c`` that
+# the host adds up (in the same dtype). Other dtypes (integers, complex) use a reduction over the shared dimension,
+# the operands broadcast as ``a[..., :, :, None]`` and ``b[..., None, :, :]`` (views).
 _TILED_MATMUL_SOURCE = r"""
 template <typename T>
 __global__ void agnostic_tiled_matmul(const T* a, const T* b, T* c, int m, int n, int k, int k_chunk, int splits,
@@ -460,16 +464,76 @@ __global__ void agnostic_tiled_matmul(const T* a, const T* b, T* c, int m, int n
         c[((long long)blockIdx.z * m + row) * n + column] = sum;
     }
 }
+
+template <typename T>
+__global__ void agnostic_blocked_matmul(const T* a, const T* b, T* c, int m, int n, int k, int k_chunk, int splits,
+                                        long long a_batch, long long a_row, long long a_col,
+                                        long long b_batch, long long b_row, long long b_col) {
+    const int depth = 16, span = 64;
+    __shared__ T a_tile[16][65];  // [shared index][row], padded: a warp stores 16 shared indices of one row
+    __shared__ T b_tile[16][64];  // [shared index][column]
+    const int tx = threadIdx.x, ty = threadIdx.y, thread = ty * 16 + tx;
+    const int matrix = blockIdx.z / splits, split = blockIdx.z % splits;
+    const int row0 = blockIdx.y * span, column0 = blockIdx.x * span;
+    const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);
+    const T* a_matrix = a + matrix * a_batch;
+    const T* b_matrix = b + matrix * b_batch;
+    T sum[4][4];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) sum[i][j] = 0;
+    for (int step = k_begin; step < k_end; step += depth) {
+        #pragma unroll
+        for (int l = 0; l < 4; ++l) {
+            const int index = thread + 256 * l;
+            const int a_row_index = index / depth, a_k = step + index % depth;
+            const int row = row0 + a_row_index;
+            a_tile[index % depth][a_row_index] =
+                (row < m && a_k < k_end) ? a_matrix[row * a_row + a_k * a_col] : (T)0;
+            const int b_k = step + index / span, column = column0 + index % span;
+            b_tile[index / span][index % span] =
+                (b_k < k_end && column < n) ? b_matrix[b_k * b_row + column * b_col] : (T)0;
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int kk = 0; kk < 16; ++kk) {
+            T a_values[4], b_values[4];
+            #pragma unroll
+            for (int i = 0; i < 4; ++i) a_values[i] = a_tile[kk][ty + 16 * i];
+            #pragma unroll
+            for (int j = 0; j < 4; ++j) b_values[j] = b_tile[kk][tx + 16 * j];
+            #pragma unroll
+            for (int i = 0; i < 4; ++i)
+                #pragma unroll
+                for (int j = 0; j < 4; ++j) sum[i][j] += a_values[i] * b_values[j];
+        }
+        __syncthreads();
+    }
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int row = row0 + ty + 16 * i;
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int column = column0 + tx + 16 * j;
+            if (row < m && column < n) c[((long long)blockIdx.z * m + row) * n + column] = sum[i][j];
+        }
+    }
+}
 """
 
 
 TILED_MATMUL_DTYPES = _FLOATS
 
 
-@_declares("agnostic_tiled_matmul", TILED_MATMUL_DTYPES)
-def _tiled_matmul(dtype):
-    return Kernel("module", f"agnostic_tiled_matmul<{_C_TYPES[dtype]}>", _TILED_MATMUL_SOURCE, options=("-std=c++14",),
-                  template=True)
+def _tiled_matmul(name):
+    def declare(dtype):
+        return Kernel("module", f"{name}<{_C_TYPES[dtype]}>", _TILED_MATMUL_SOURCE, options=("-std=c++14",),
+                      template=True)
+    return declare
+
+
+for _name in ("agnostic_tiled_matmul", "agnostic_blocked_matmul"):
+    _declares(_name, TILED_MATMUL_DTYPES)(_tiled_matmul(_name))
 
 
 @_declares("agnostic_capturable_matmul")
@@ -561,20 +625,22 @@ def _contiguous_relu(dtype):
 # ----- one LSTM time step (agnostic.nn.functional._fused_lstm, launched by cuda_ops) -------------------------------
 # A step's hidden-to-gates product and its cell in one kernel, so that a step costs one launch (cuBLAS's product
 # and a cell kernel cost two, and CuPy's matmul call alone about 35 us of host time). A block computes LSTM_ROWS
-# batch rows of 32 hidden units: each of its LSTM_WARPS warps sums a share of the shared dimension (lanes read
-# consecutive weights, the hidden state is one broadcast value per warp), the partial sums meet in shared memory,
+# batch rows of 32 hidden units: each of its warps (``lstm_warps``: as many as 32 KiB of shared memory holds the
+# partial sums of) sums a share of the shared dimension (lanes read consecutive weights, the hidden state is one
+# broadcast value per warp; many warps and an unrolled loop keep many loads in flight: with 8 warps a backward step
+# waited on memory's latency 128 times, 25 us), the partial sums meet in shared memory,
 # and one warp per row applies the cell. PyTorch's gate order (input, forget, candidate, output): the four gates of
 # unit j are columns j, j + H, j + 2H, j + 3H of a row of the (B, 4H) gates. Steps index (T, B, ...) arrays; ``prev``
 # (or ``next``) is the step run before (or after), -1 for none: the first states (or the given gradients).
-LSTM_ROWS, LSTM_WARPS = 4, 8
+LSTM_ROWS = 4
+_LSTM_WARPS = {"agnostic_lstm_step": {4: 16, 8: 8}, "agnostic_lstm_step_backward": {4: 32, 8: 32}}  # by itemsize
 _LSTM_STEP_SOURCE = r"""
 #define ROWS %(rows)d
-#define WARPS %(warps)d
 
 template <typename T>
 __device__ __forceinline__ T agnostic_sigmoid(T x) { return (T)1 / ((T)1 + exp(-x)); }
 
-template <typename T>
+template <typename T, int WARPS>
 __global__ void agnostic_lstm_step(const T* projected, const T* first_hidden, const T* first_cell,
                                    const T* weight_t, T* gates, T* cells, T* outputs, int t, int prev, int batch,
                                    int size) {
@@ -587,6 +653,7 @@ __global__ void agnostic_lstm_step(const T* projected, const T* first_hidden, co
     #pragma unroll
     for (int r = 0; r < ROWS; ++r) sum[r][0] = sum[r][1] = sum[r][2] = sum[r][3] = 0;
     if (j < size) {
+        #pragma unroll 8
         for (int k = warp; k < size; k += WARPS) {
             const T* w = weight_t + k * width + j;  // weight_hh transposed: (H, 4H)
             const T w0 = w[0], w1 = w[size], w2 = w[2 * size], w3 = w[3 * size];
@@ -627,7 +694,7 @@ __global__ void agnostic_lstm_step(const T* projected, const T* first_hidden, co
     gate_row[j + 3 * size] = output_gate;
 }
 
-template <typename T>
+template <typename T, int WARPS>
 __global__ void agnostic_lstm_step_backward(const T* gates, const T* cells, const T* first_cell,
                                             const T* weight_hh, const T* grad_outputs, const T* grad_hidden_last,
                                             const T* grad_cell_in, T* grad_cell_out, T* grad_gates, int t, int prev,
@@ -641,6 +708,7 @@ __global__ void agnostic_lstm_step_backward(const T* gates, const T* cells, cons
     for (int r = 0; r < ROWS; ++r) sum[r] = 0;
     if (next >= 0 && j < size) {  // the hidden state's gradient through the next step's gates
         const T* following = grad_gates + (long long)next * batch * width;
+        #pragma unroll 8
         for (int k = warp; k < width; k += WARPS) {
             const T w = weight_hh[(long long)k * size + j];  // (4H, H)
             #pragma unroll
@@ -674,13 +742,18 @@ __global__ void agnostic_lstm_step_backward(const T* gates, const T* cells, cons
     grad_row[j + 3 * size] = hidden_total * tanh_cell * output_gate * ((T)1 - output_gate);
     grad_cell_out[unit] = cell_total * forget_gate;
 }
-""" % {"rows": LSTM_ROWS, "warps": LSTM_WARPS}
+""" % {"rows": LSTM_ROWS}
+
+
+def lstm_warps(name, dtype):
+    """The warps of a block of LSTM step kernel ``name`` for ``dtype`` (its launch's block is ``(32, warps)``)."""
+    return _LSTM_WARPS[name][dtype.itemsize]
 
 
 def _lstm_step_kernel(name):
     def declare(dtype):
-        return Kernel("module", f"{name}<{_C_TYPES[dtype]}>", _LSTM_STEP_SOURCE, options=("-std=c++14",),
-                      template=True)
+        return Kernel("module", f"{name}<{_C_TYPES[dtype]}, {lstm_warps(name, dtype)}>", _LSTM_STEP_SOURCE,
+                      options=("-std=c++14",), template=True)
     return declare
 
 

@@ -326,12 +326,11 @@ def lstm_forward_steps(projected, first_hidden, first_cell, weight_hh, recurrent
     """An LSTM layer direction's time steps, as ``cpu_ops.lstm_forward_steps``: one launch of
     ``agnostic_lstm_step`` per step, the hidden-to-gates product inside it (``recurrent`` goes unused)."""
     weight_t = require_cupy().ascontiguousarray(weight_hh.T)
-    step, grid, batch, size = _lstm_launch("agnostic_lstm_step", first_hidden)
+    step, grid, block, batch, size = _lstm_launch("agnostic_lstm_step", first_hidden)
     prev = numpy.int32(-1)
     for t in lstm_steps.order(len(projected), reverse):
         t = numpy.int32(t)
-        step(grid, (32, cuda_kernels.LSTM_WARPS),
-             (projected, first_hidden, first_cell, weight_t, gates, cells, outputs, t, prev, batch, size))
+        step(grid, block, (projected, first_hidden, first_cell, weight_t, gates, cells, outputs, t, prev, batch, size))
         prev = t
 
 
@@ -340,15 +339,15 @@ def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_
     """The gradients of an LSTM layer direction's steps, as ``cpu_ops.lstm_backward_steps``: one launch of
     ``agnostic_lstm_step_backward`` per step (the product through the next step's gates inside it), then the first
     hidden state's gradient as one product."""
-    step, grid, batch, size = _lstm_launch("agnostic_lstm_step_backward", grad_hidden)
+    step, grid, block, batch, size = _lstm_launch("agnostic_lstm_step_backward", grad_hidden)
     times = list(lstm_steps.order(len(gates), reverse))
     incoming, outgoing = grad_cell, spare
     after = numpy.int32(-1)
     for position in range(len(times) - 1, -1, -1):
         t = numpy.int32(times[position])
         prev = numpy.int32(times[position - 1] if position else -1)
-        step(grid, (32, cuda_kernels.LSTM_WARPS), (gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden,
-                                                   incoming, outgoing, grad_gates, t, prev, after, batch, size))
+        step(grid, block, (gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden, incoming, outgoing,
+                           grad_gates, t, prev, after, batch, size))
         incoming, outgoing, after = outgoing, incoming, t
     cupy = require_cupy()
     if cupy.cuda.get_current_stream().is_capturing():  # CuPy refuses cuBLAS while a stream captures
@@ -360,10 +359,12 @@ def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_
 
 
 def _lstm_launch(name, state):
-    """The kernel ``name`` for ``state``'s dtype, its grid over a (B, H) state, and B and H as kernel ints."""
+    """The kernel ``name`` for ``state``'s dtype, its grid over a (B, H) state and its block, and B and H as kernel
+    ints."""
     batch, size = state.shape
     grid = ((size + 31) // 32, (batch + cuda_kernels.LSTM_ROWS - 1) // cuda_kernels.LSTM_ROWS)
-    return cuda_kernels.kernel(name, state.dtype), grid, numpy.int32(batch), numpy.int32(size)
+    block = (32, cuda_kernels.lstm_warps(name, state.dtype))
+    return cuda_kernels.kernel(name, state.dtype), grid, block, numpy.int32(batch), numpy.int32(size)
 
 
 def lu_factor(matrices):
@@ -526,7 +527,10 @@ def capturable_matmul(a, b):
     return product
 
 
-_TILE = 16
+_TILE_DEPTH = 16  # the tiled kernels' steps through the shared dimension
+# Products of at least this many multiply-adds take the register-blocked kernel (64x64 tiles): smaller ones have too
+# few of those tiles to occupy the GPU (an MLP step's 64-row products replayed 15% slower through it).
+_BLOCKED_FROM = 1 << 25
 
 
 @functools.cache
@@ -536,27 +540,30 @@ def _multiprocessors(device):
 
 
 def _tiled_matmul(cupy, a, b, batch):
-    """``a @ b`` (both of one float dtype, at least 2-D, batch dimensions broadcasting to ``batch``) by the tiled
-    kernel, splitting the shared dimension into chunks where the result has too few tiles to occupy the GPU; None
-    where the launch grid would exceed CUDA's limits."""
+    """``a @ b`` (both of one float dtype, at least 2-D, batch dimensions broadcasting to ``batch``) by a tiled
+    kernel (``cuda_kernels``: register-blocked 64x64 tiles for large products, 16x16 for small ones), splitting the
+    shared dimension into chunks where the result has too few tiles to occupy the GPU; None where the launch grid
+    would exceed CUDA's limits."""
     rows, shared, columns = a.shape[-2], a.shape[-1], b.shape[-1]
     matrices = int(numpy.prod(batch, dtype=numpy.int64))
     a = cupy.broadcast_to(a, (*batch, rows, shared)).reshape(matrices, rows, shared)
     b = cupy.broadcast_to(b, (*batch, shared, columns)).reshape(matrices, shared, columns)
     if not rows * columns * matrices * shared:
         return cupy.zeros((*batch, rows, columns), a.dtype)
-    tiles_across, tiles_down = -(-columns // _TILE), -(-rows // _TILE)
+    blocked = rows * columns * shared * matrices >= _BLOCKED_FROM
+    span = 64 if blocked else 16
+    tiles_across, tiles_down = -(-columns // span), -(-rows // span)
     wanted = 2 * _multiprocessors(cupy.cuda.runtime.getDevice())  # two blocks per multiprocessor
-    splits = max(1, min(wanted // (tiles_across * tiles_down * matrices), shared // (4 * _TILE)))
+    splits = max(1, min(wanted // (tiles_across * tiles_down * matrices), shared // (4 * _TILE_DEPTH)))
     chunk = -(-shared // splits)
-    chunk = -(-chunk // _TILE) * _TILE
+    chunk = -(-chunk // _TILE_DEPTH) * _TILE_DEPTH
     splits = -(-shared // chunk)
     if tiles_down > 65535 or matrices * splits > 65535:
         return None
     partial = cupy.empty((matrices * splits, rows, columns), a.dtype)
     size = a.itemsize
-    kernel = cuda_kernels.kernel("agnostic_tiled_matmul", a.dtype)
-    kernel((tiles_across, tiles_down, matrices * splits), (_TILE, _TILE),
+    kernel = cuda_kernels.kernel("agnostic_blocked_matmul" if blocked else "agnostic_tiled_matmul", a.dtype)
+    kernel((tiles_across, tiles_down, matrices * splits), (16, 16),
            (a, b, partial, numpy.int32(rows), numpy.int32(columns), numpy.int32(shared), numpy.int32(chunk),
             numpy.int32(splits), *(numpy.int64(stride // size) for stride in a.strides + b.strides)))
     if splits > 1:
