@@ -6,8 +6,9 @@ run.
 The step is PyTorch's whole-network capture recipe: ``zero_grad(set_to_none=True)``, forward of a 784-256-256-10 MLP
 on a batch of 64, cross-entropy, ``backward`` and the optimizer's ``step``: SGD (momentum 0.9), then Adam with
 ``capturable=True`` in both libraries (its step count on the GPU, as capture needs), on inputs already on the GPU;
-then the same with Adam for a one-layer LSTM classifier (64 inputs, 256 hidden, 32 time steps, batch 64: the
-training benchmark's), which PyTorch runs with cuDNN's kernels and agnostic with its own step kernels.
+then the same with Adam for the training benchmark's one-layer LSTM classifier (64 inputs, 256 hidden, 32 time
+steps; PyTorch runs cuDNN's kernels, agnostic its own step kernels) and Transformer encoder layer (d_model 256, 8
+heads, feed-forward 1024, 32 tokens), at batch 64.
 Eager: a loop of N steps between two synchronizations; graph: the step captured once (after three warm-up steps on a
 side stream) and ``replay()`` N times between two synchronizations; and agnostic's
 ``agnostic.compile(step, mode="reduce-overhead")`` called N times (it captures the step on its second call), against
@@ -29,11 +30,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 BATCH, SIZES = 64, (784, 256, 256, 10)
 SEQUENCE, FEATURES, HIDDEN = 32, 64, 256  # the LSTM classifier's, as benchmarks/bench_training.py's
-ROWS = [("MLP 784-256-256-10", "SGD"), ("MLP 784-256-256-10", "Adam"), ("LSTM 64-256, 32 steps", "Adam")]
+ROWS = [("MLP 784-256-256-10", "SGD"), ("MLP 784-256-256-10", "Adam"), ("LSTM 64-256, 32 steps", "Adam"),
+        ("Transformer layer d256, 8 heads, 32 tokens", "Adam")]
 
 
 def _model(library, model_name):
-    """``(model on CUDA, one input's shape)``: the MLP, or an LSTM whose last step's output is classified."""
+    """``(model on CUDA, one input's shape)``: the MLP, an LSTM whose last step's output is classified, or a
+    Transformer encoder layer whose mean token is (the training benchmark's models)."""
     nn = library.nn
     if model_name.startswith("MLP"):
         layers = []
@@ -50,7 +53,19 @@ def _model(library, model_name):
         def forward(self, x):
             output, _ = self.lstm(x)
             return self.head(output[:, -1])
-    return LSTMClassifier().cuda(), (SEQUENCE, FEATURES)
+
+    class EncoderClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Linear(FEATURES, HIDDEN)
+            self.layer = nn.TransformerEncoderLayer(HIDDEN, 8, dim_feedforward=4 * HIDDEN, dropout=0.0,
+                                                    batch_first=True)
+            self.head = nn.Linear(HIDDEN, SIZES[-1])
+
+        def forward(self, x):
+            return self.head(self.layer(self.embed(x)).mean(dim=1))
+    model = LSTMClassifier() if model_name.startswith("LSTM") else EncoderClassifier()
+    return model.cuda(), (SEQUENCE, FEATURES)
 
 
 def _step(library, model_name, optimizer_name):

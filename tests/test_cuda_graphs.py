@@ -137,6 +137,23 @@ def _lstm(seed, device):
     return _LSTMClassifier().to(device)
 
 
+class _EncoderClassifier(agnostic.nn.Module):
+    """A Transformer encoder layer whose mean token is classified (the training benchmark's model, smaller)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = agnostic.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True)
+        self.head = agnostic.nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.layer(x).mean(dim=1))
+
+
+def _encoder(seed, device):
+    agnostic.manual_seed(seed)
+    return _EncoderClassifier().to(device)
+
+
 @pytest.mark.parametrize("make_optimizer", OPTIMIZERS.values(), ids=OPTIMIZERS.keys())
 def test_a_captured_training_step_trains_as_the_eager_one(cuda_device, make_optimizer):
     """PyTorch's whole-network capture recipe: warm up on a side stream, capture zero_grad, forward, loss, backward
@@ -147,6 +164,11 @@ def test_a_captured_training_step_trains_as_the_eager_one(cuda_device, make_opti
 def test_a_captured_lstm_training_step_trains_as_the_eager_one(cuda_device):
     """The LSTM layer's step kernels and its products (the capturable ones inside the graph) replay as eager runs."""
     _check_captured_training(cuda_device, _lstm, OPTIMIZERS["Adam capturable"], (12, 16))
+
+
+def test_a_captured_transformer_training_step_trains_as_the_eager_one(cuda_device):
+    """Attention's batched products, softmax and layer norms replay as eager runs."""
+    _check_captured_training(cuda_device, _encoder, OPTIMIZERS["Adam capturable"], (6, 16))
 
 
 def _check_captured_training(cuda_device, make_model, make_optimizer, input_shape):
