@@ -167,8 +167,10 @@ def test_a_captured_lstm_training_step_trains_as_the_eager_one(cuda_device):
 
 
 def test_a_captured_transformer_training_step_trains_as_the_eager_one(cuda_device):
-    """Attention's batched products, softmax and layer norms replay as eager runs."""
-    _check_captured_training(cuda_device, _encoder, OPTIMIZERS["Adam capturable"], (6, 16))
+    """Attention's batched products, softmax and layer norms replay as eager runs. With SGD: the key projection's
+    bias has a gradient of exactly 0 (softmax ignores a constant added to every score), so its computed gradient is
+    rounding noise, which Adam's normalized step would turn into updates of the learning rate's size."""
+    _check_captured_training(cuda_device, _encoder, OPTIMIZERS["SGD"], (6, 16))
 
 
 def _check_captured_training(cuda_device, make_model, make_optimizer, input_shape):
