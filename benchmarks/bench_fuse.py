@@ -12,11 +12,11 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import numpy
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _timing import seconds_per_call  # noqa: E402
 
 SIZES = (1_000, 1_000_000, 16_000_000)
 
@@ -28,13 +28,9 @@ def gelu_tanh(library):
 
 
 def _time(run, synchronize, calls):
+    """Seconds per call after one call (compilations, caches)."""
     run()
-    synchronize()
-    started = time.perf_counter()
-    for _ in range(calls):
-        run()
-    synchronize()
-    return (time.perf_counter() - started) / calls
+    return seconds_per_call(run, synchronize, calls)
 
 
 def main():

@@ -22,50 +22,28 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import numpy
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _timing import seconds_per_call  # noqa: E402
+from bench_training import FEATURES, SEQUENCE, sequence_models  # noqa: E402
 
 BATCH, SIZES = 64, (784, 256, 256, 10)
-SEQUENCE, FEATURES, HIDDEN = 32, 64, 256  # the LSTM classifier's, as benchmarks/bench_training.py's
 ROWS = [("MLP 784-256-256-10", "SGD"), ("MLP 784-256-256-10", "Adam"), ("LSTM 64-256, 32 steps", "Adam"),
         ("Transformer layer d256, 8 heads, 32 tokens", "Adam")]
 
 
 def _model(library, model_name):
-    """``(model on CUDA, one input's shape)``: the MLP, an LSTM whose last step's output is classified, or a
-    Transformer encoder layer whose mean token is (the training benchmark's models)."""
+    """``(model on CUDA, one input's shape)``: the MLP, or the training benchmark's LSTM or Transformer classifier."""
     nn = library.nn
     if model_name.startswith("MLP"):
         layers = []
         for inputs, outputs in zip(SIZES, SIZES[1:]):
             layers += [nn.Linear(inputs, outputs), nn.ReLU()]
         return nn.Sequential(*layers[:-1]).cuda(), (SIZES[0],)
-
-    class LSTMClassifier(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lstm = nn.LSTM(FEATURES, HIDDEN, batch_first=True)
-            self.head = nn.Linear(HIDDEN, SIZES[-1])
-
-        def forward(self, x):
-            output, _ = self.lstm(x)
-            return self.head(output[:, -1])
-
-    class EncoderClassifier(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embed = nn.Linear(FEATURES, HIDDEN)
-            self.layer = nn.TransformerEncoderLayer(HIDDEN, 8, dim_feedforward=4 * HIDDEN, dropout=0.0,
-                                                    batch_first=True)
-            self.head = nn.Linear(HIDDEN, SIZES[-1])
-
-        def forward(self, x):
-            return self.head(self.layer(self.embed(x)).mean(dim=1))
-    model = LSTMClassifier() if model_name.startswith("LSTM") else EncoderClassifier()
-    return model.cuda(), (SEQUENCE, FEATURES)
+    lstm, encoder = sequence_models(nn)
+    return (lstm() if model_name.startswith("LSTM") else encoder()).cuda(), (SEQUENCE, FEATURES)
 
 
 def _step(library, model_name, optimizer_name):
@@ -120,15 +98,6 @@ def _graphed(cuda, step):
     return replay
 
 
-def _time(run, synchronize, steps):
-    synchronize()
-    started = time.perf_counter()
-    for _ in range(steps):
-        run()
-    synchronize()
-    return (time.perf_counter() - started) / steps
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
@@ -158,10 +127,10 @@ def main():
         candidates["agnostic compile"] = (_compiled(agnostic, model_name, optimizer_name), agnostic.cuda.synchronize)
         times = {name: [] for name in candidates}
         for name, (run, synchronize) in candidates.items():
-            _time(run, synchronize, 10)
+            seconds_per_call(run, synchronize, 10)
         for _ in range(options.repeats):
             for name, (run, synchronize) in candidates.items():
-                times[name].append(_time(run, synchronize, options.steps))
+                times[name].append(seconds_per_call(run, synchronize, options.steps))
         median = {name: statistics.median(values) * 1e6 for name, values in times.items()}
         for mode in ("eager", "graph replay"):
             key = mode.split()[0]

@@ -82,7 +82,7 @@ def _mlp(nn):
     return nn.Sequential(*layers[:-1]), (SIZES[0],)
 
 
-def _sequence_models(nn):
+def sequence_models(nn):
     """The LSTM and Transformer classifiers, as Module subclasses of the library being measured."""
     class LSTMClassifier(nn.Module):
         def __init__(self):
@@ -112,7 +112,7 @@ def build_model(nn, name):
     """(model, the shape of one input) for a row's model name."""
     if name == "MLP":
         return _mlp(nn)
-    lstm, encoder = _sequence_models(nn)
+    lstm, encoder = sequence_models(nn)
     return (lstm() if name == "LSTM" else encoder()), (SEQUENCE, FEATURES)
 
 

@@ -2,7 +2,7 @@
 
 from .._dtypes import finfo
 from .._tensor_classes import Tensor
-from .optimizer import Optimizer, advance, scalar, sparse_gradient_refusal, step_tensor, zeros_state
+from .optimizer import Optimizer, advance, dense_gradients, scalar, step_tensor, zeros_state
 
 
 class Adafactor(Optimizer):
@@ -49,12 +49,7 @@ class Adafactor(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             lr, eps2, d, weight_decay = scalar(group["lr"]), group["eps"][1], group["d"], group["weight_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.is_sparse:
-                    raise sparse_gradient_refusal(self)
+            for p, grad in dense_gradients(self, group["params"]):
                 if p.is_complex():
                     raise RuntimeError("Adafactor does not support complex parameters")
                 state = self.state[p]

@@ -6,7 +6,7 @@ from .._dtypes import float64, get_default_dtype
 from .._tensor import wrap
 from .._tensor_classes import Tensor
 from ._single import check_hyperparameters, update_gradient
-from .optimizer import Optimizer, advance, scalar, sparse_gradient_refusal, zeros_state
+from .optimizer import Optimizer, advance, dense_gradients, scalar, zeros_state
 
 
 def scalar_state(value, device):
@@ -62,11 +62,7 @@ class ASGD(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             lr, lambd, alpha, t0 = scalar(group["lr"]), group["lambd"], group["alpha"], group["t0"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if p.grad.is_sparse:
-                    raise sparse_gradient_refusal(self)
+            for p, grad in dense_gradients(self, group["params"]):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = scalar_state(0.0, p._device)
@@ -74,7 +70,7 @@ class ASGD(Optimizer):
                     state["mu"] = scalar_state(1.0, p._device)
                     state["ax"] = zeros_state(p)
                 step = advance(state)
-                grad = update_gradient(p, p.grad, group)
+                grad = update_gradient(p, grad, group)
                 eta, mu, ax = float(state["eta"].item()), float(state["mu"].item()), state["ax"]
                 p.mul_(1 - lambd * eta)
                 p.add_(grad, alpha=-eta)

@@ -5,7 +5,7 @@ import math
 import agnostic
 
 from .. import _dtypes
-from .optimizer import Optimizer, scalar, sparse_gradient_refusal, zeros_state
+from .optimizer import Optimizer, scalar, zeros_state
 
 _ADJUSTMENTS = ("original", "match_rms_adamw", "spectral_unclamped")
 
@@ -101,8 +101,6 @@ class Muon(Optimizer):
                     grad = p.grad
                     if grad is None:
                         continue
-                    if grad.is_sparse:
-                        raise sparse_gradient_refusal(self)
                     if p.is_complex():
                         raise RuntimeError("Muon does not support complex parameters")
                     if grad.is_sparse:

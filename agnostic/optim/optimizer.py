@@ -238,6 +238,18 @@ class Optimizer:
         return params, grads
 
 
+def dense_gradients(optimizer, params):
+    """``(param, grad)`` for each of ``params`` that has a gradient, for an optimizer without a sparse update: a sparse
+    gradient is refused with PyTorch's error."""
+    for param in params:
+        grad = param.grad
+        if grad is None:
+            continue
+        if grad.is_sparse:
+            raise sparse_gradient_refusal(optimizer)
+        yield param, grad
+
+
 def sparse_gradient_refusal(optimizer):
     """PyTorch's error for an optimizer without a sparse update given a sparse gradient (as
     ``nn.Embedding(sparse=True)`` makes): Adam's family points to SparseAdam."""

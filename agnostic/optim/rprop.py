@@ -6,7 +6,7 @@ from ..ops.creation import full_like
 from ..ops.elementwise import where
 from ._single import check_hyperparameters
 from .asgd import scalar_state
-from .optimizer import Optimizer, advance, scalar, sparse_gradient_refusal, step_tensor, zeros_state
+from .optimizer import Optimizer, advance, dense_gradients, scalar, step_tensor, zeros_state
 
 
 class Rprop(Optimizer):
@@ -43,12 +43,7 @@ class Rprop(Optimizer):
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.is_sparse:
-                    raise sparse_gradient_refusal(self)
+            for p, grad in dense_gradients(self, group["params"]):
                 state = self.state[p]
                 if len(state) == 0:
                     lr = scalar(group["lr"])
