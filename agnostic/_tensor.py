@@ -104,7 +104,8 @@ class TensorBase:
             if not isinstance(value, TensorBase):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if tuple(value.shape) != tuple(self.shape):  # shape, not _data's: a gradient may be sparse
+            shape = value._size if value.is_sparse else value._data.shape  # a sparse gradient has no dense array
+            if shape != self._data.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: the tensor's shape is "
                                    f"{list(self.shape)}, the gradient's {list(value.shape)}")
         self.__dict__["grad"] = value

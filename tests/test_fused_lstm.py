@@ -35,12 +35,16 @@ def gradients(results, tensors, seed=1):
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
 def test_fused_layer_equals_the_composed_layer(device, reverse, bias):
-    tensors = layer_inputs(device, agnostic.float64, bias=bias)
+    _check_fused_equals_composed(layer_inputs(device, agnostic.float64, bias=bias), reverse)
+
+
+def _check_fused_equals_composed(tensors, reverse):
+    """The fused layer's outputs and gradients are the composed layer's, to float64 rounding."""
     fused = _fused_lstm.LSTMLayer.apply(*tensors, reverse, rnn._composed_lstm)
     composed = rnn._composed_lstm(*tensors, reverse)
     for got, expected in zip(fused, composed):
         numpy.testing.assert_allclose(got.detach().cpu().numpy(), expected.detach().cpu().numpy(), rtol=1e-12,
-                                   atol=1e-12)
+                                      atol=1e-12)
     for got, expected in zip(gradients(fused, tensors), gradients(composed, tensors)):
         numpy.testing.assert_allclose(got.cpu().numpy(), expected.cpu().numpy(), rtol=1e-10, atol=1e-12)
 
@@ -50,14 +54,8 @@ def test_fused_layer_equals_the_composed_layer(device, reverse, bias):
 def test_fused_layer_at_sizes_that_fill_no_whole_tile(device, reverse, batch, size):
     """Batches and hidden sizes that don't divide into the CUDA step kernel's tiles (4 batch rows of 32 units):
     the composed layer's values and gradients."""
-    tensors = layer_inputs(device, agnostic.float64, steps=4, batch=batch, features=3, size=size)
-    fused = _fused_lstm.LSTMLayer.apply(*tensors, reverse, rnn._composed_lstm)
-    composed = rnn._composed_lstm(*tensors, reverse)
-    for got, expected in zip(fused, composed):
-        numpy.testing.assert_allclose(got.detach().cpu().numpy(), expected.detach().cpu().numpy(), rtol=1e-12,
-                                      atol=1e-12)
-    for got, expected in zip(gradients(fused, tensors), gradients(composed, tensors)):
-        numpy.testing.assert_allclose(got.cpu().numpy(), expected.cpu().numpy(), rtol=1e-10, atol=1e-12)
+    _check_fused_equals_composed(layer_inputs(device, agnostic.float64, steps=4, batch=batch, features=3, size=size),
+                                 reverse)
 
 
 def test_float32_layer_agrees_with_float64(device):

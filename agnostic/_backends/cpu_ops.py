@@ -355,16 +355,34 @@ def array_from_cuda_interface(obj):
 
 
 def lstm_forward_steps(projected, first_hidden, first_cell, weight_hh, recurrent, gates, cells, outputs, reverse):
-    """An LSTM layer direction's time steps (``lstm_steps.forward``)."""
-    lstm_steps.forward(numpy, _lstm_cell_forward, projected, first_hidden, first_cell, weight_hh, recurrent, gates,
-                       cells, outputs, reverse)
+    """Run an LSTM layer direction from its input projection ``projected`` (T, B, 4H) and first states (B, H): each
+    step's activated gates into ``gates``, cell states into ``cells`` and hidden states into ``outputs``, a step
+    being one matrix product (into ``recurrent``, (B, 4H) scratch) and the cell's whole-row passes, on preallocated
+    arrays so that nothing is allocated inside the loop."""
+    weight_hh_t = weight_hh.T
+    hidden, cell = first_hidden, first_cell
+    for t in lstm_steps.order(len(projected), reverse):
+        numpy.matmul(hidden, weight_hh_t, out=recurrent)
+        _lstm_cell_forward(projected[t], recurrent, cell, gates[t], cells[t], outputs[t])
+        hidden, cell = outputs[t], cells[t]
 
 
 def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden, grad_cell, spare, grad_gates,
                         reverse):
-    """The gradients of an LSTM layer direction's steps (``lstm_steps.backward``)."""
-    lstm_steps.backward(numpy, _lstm_cell_backward, gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden,
-                        grad_cell, spare, grad_gates, reverse)
+    """The gradients of an LSTM layer direction's steps, last step first: each step's gates' pre-activation
+    gradients into ``grad_gates`` (T, B, 4H); ``grad_hidden`` and ``grad_cell`` (B, H) come in holding the
+    gradients of the final states and leave holding those of the first states; ``spare`` (B, H) is scratch."""
+    times = list(lstm_steps.order(len(gates), reverse))
+    incoming, outgoing = grad_cell, spare
+    for position in range(len(times) - 1, -1, -1):
+        t = times[position]
+        cell_prev = cells[times[position - 1]] if position else first_cell
+        _lstm_cell_backward(gates[t], cells[t], cell_prev, grad_hidden, grad_outputs[t], incoming, outgoing,
+                            grad_gates[t])
+        numpy.matmul(grad_gates[t], weight_hh, out=grad_hidden)
+        incoming, outgoing = outgoing, incoming
+    if incoming is not grad_cell:
+        grad_cell[...] = incoming
 
 
 def lu_factor(matrices):

@@ -11,6 +11,7 @@ import numpy
 
 from .._determinism import alert_nondeterministic
 from . import cuda_ops, sync_debug
+from .cuda_ops import _as_matrices, _from_matrices
 from .pinned import pinned_empty
 from .cpu import NO_SWITCH
 from .cupy_loader import cuda_device_count, require_cupy, state
@@ -262,9 +263,7 @@ def _batched_bfloat16_matmul(a, b):
     but not in its batched products, so each pair of the broadcast batch is one cuBLAS product, into its slice of
     the result."""
     cupy = require_cupy()
-    vector_a, vector_b = a.ndim == 1, b.ndim == 1
-    a = a[None, :] if vector_a else a
-    b = b[:, None] if vector_b else b
+    a, b, vectors = _as_matrices(a, b)
     batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     rows, columns = a.shape[-2], b.shape[-1]
     count = int(numpy.prod(batch, dtype=numpy.int64))
@@ -273,10 +272,4 @@ def _batched_bfloat16_matmul(a, b):
     product = cupy.empty((count, rows, columns), a.dtype)
     for index in range(count):
         cupy.matmul(left[index], right[index], out=product[index])
-    product = product.reshape(*batch, rows, columns)
-    if vector_b:
-        product = product[..., 0]
-    if vector_a:
-        product = product[..., 0, :] if not vector_b else product[..., 0]
-    return product
-
+    return _from_matrices(product.reshape(*batch, rows, columns), vectors)

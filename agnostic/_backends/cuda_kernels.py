@@ -8,6 +8,8 @@ kernel, on which arrays, with which launch configuration. CuPy is reached throug
 first asked for, never at import.
 """
 
+import functools
+
 import numpy
 
 from . import cupy_loader
@@ -98,6 +100,16 @@ def _declares(name, dtypes=None):
         _declarations[name] = (None if dtypes is None else tuple(dtypes), declare)
         return declare
     return register
+
+
+def _template(name, source, *arguments):
+    """The declaration, for a dtype, of the instance ``name<T, arguments...>`` of the C++ template ``name`` in
+    ``source``: ``T`` is the dtype's C type; an argument may be a function of the dtype."""
+    def declare(dtype):
+        values = [_C_TYPES[dtype]] + [str(argument(dtype) if callable(argument) else argument)
+                                      for argument in arguments]
+        return Kernel("module", f"{name}<{', '.join(values)}>", source, options=("-std=c++14",), template=True)
+    return declare
 
 
 # ----- relu's gradient (agnostic.ops._relu_gradient) ---------------------------------------------------------------
@@ -416,10 +428,7 @@ __global__ void agnostic_column_sums(const T* rows, T* out, long long n_rows, lo
 """
 
 
-@_declares("agnostic_column_sums", _FLOATS)
-def _column_sums(dtype):
-    return Kernel("module", f"agnostic_column_sums<{_C_TYPES[dtype]}>", _COLUMN_SUMS_SOURCE, options=("-std=c++14",),
-                  template=True)
+_declares("agnostic_column_sums", _FLOATS)(_template("agnostic_column_sums", _COLUMN_SUMS_SOURCE))
 
 
 # ----- matrix products inside a CUDA graph capture (agnostic.cuda.graphs) -------------------------------------------
@@ -525,15 +534,8 @@ __global__ void agnostic_blocked_matmul(const T* a, const T* b, T* c, int m, int
 TILED_MATMUL_DTYPES = _FLOATS
 
 
-def _tiled_matmul(name):
-    def declare(dtype):
-        return Kernel("module", f"{name}<{_C_TYPES[dtype]}>", _TILED_MATMUL_SOURCE, options=("-std=c++14",),
-                      template=True)
-    return declare
-
-
 for _name in ("agnostic_tiled_matmul", "agnostic_blocked_matmul"):
-    _declares(_name, TILED_MATMUL_DTYPES)(_tiled_matmul(_name))
+    _declares(_name, TILED_MATMUL_DTYPES)(_template(_name, _TILED_MATMUL_SOURCE))
 
 
 @_declares("agnostic_capturable_matmul")
@@ -604,22 +606,10 @@ __global__ void agnostic_contiguous_relu(const T* __restrict__ a, T* __restrict_
 """
 
 
-def _contiguous_binary_kernel(operation):
-    def declare(dtype):
-        return Kernel("module", f"agnostic_contiguous_binary<{_C_TYPES[dtype]}, "
-                      f"{CONTIGUOUS_BINARY.index(operation)}>", _CONTIGUOUS_SOURCE, options=("-std=c++14",),
-                      template=True)
-    return declare
-
-
-for _operation in CONTIGUOUS_BINARY:
-    _declares(f"agnostic_contiguous_{_operation}", _FLOATS)(_contiguous_binary_kernel(_operation))
-
-
-@_declares("agnostic_contiguous_relu", _FLOATS)
-def _contiguous_relu(dtype):
-    return Kernel("module", f"agnostic_contiguous_relu<{_C_TYPES[dtype]}>", _CONTIGUOUS_SOURCE,
-                  options=("-std=c++14",), template=True)
+for _index, _operation in enumerate(CONTIGUOUS_BINARY):
+    _declares(f"agnostic_contiguous_{_operation}", _FLOATS)(
+        _template("agnostic_contiguous_binary", _CONTIGUOUS_SOURCE, _index))
+_declares("agnostic_contiguous_relu", _FLOATS)(_template("agnostic_contiguous_relu", _CONTIGUOUS_SOURCE))
 
 
 # ----- one LSTM time step (agnostic.nn.functional._fused_lstm, launched by cuda_ops) -------------------------------
@@ -750,15 +740,10 @@ def lstm_warps(name, dtype):
     return _LSTM_WARPS[name][dtype.itemsize]
 
 
-def _lstm_step_kernel(name):
-    def declare(dtype):
-        return Kernel("module", f"{name}<{_C_TYPES[dtype]}, {lstm_warps(name, dtype)}>", _LSTM_STEP_SOURCE,
-                      options=("-std=c++14",), template=True)
-    return declare
 
 
 for _name in ("agnostic_lstm_step", "agnostic_lstm_step_backward"):
-    _declares(_name, _FLOATS)(_lstm_step_kernel(_name))
+    _declares(_name, _FLOATS)(_template(_name, _LSTM_STEP_SOURCE, functools.partial(lstm_warps, _name)))
 
 
 # ----- softmax over the last axis (agnostic.ops.elementwise.softmax / log_softmax) -----------------------------
@@ -823,15 +808,8 @@ __global__ void agnostic_softmax_backward_rows(const T* grad, const T* result, T
 """
 
 
-def _softmax_kernel(name):
-    def declare(dtype):
-        return Kernel("module", f"{name}<{_C_TYPES[dtype]}>", _SOFTMAX_SOURCE, options=("-std=c++14",),
-                      template=True)
-    return declare
-
-
 for _name in ("agnostic_softmax_rows", "agnostic_softmax_backward_rows"):
-    _declares(_name, _FLOATS)(_softmax_kernel(_name))
+    _declares(_name, _FLOATS)(_template(_name, _SOFTMAX_SOURCE))
 
 
 # ----- layer_norm over the last axis (agnostic.nn.functional.layer_norm) ------------------------------------------
@@ -896,15 +874,8 @@ __global__ void agnostic_layer_norm_backward_rows(const T* grad, const T* x, con
 """
 
 
-def _layer_norm_kernel(name):
-    def declare(dtype):
-        return Kernel("module", f"{name}<{_C_TYPES[dtype]}>", _LAYER_NORM_SOURCE, options=("-std=c++14",),
-                      template=True)
-    return declare
-
-
 for _name in ("agnostic_layer_norm_rows", "agnostic_layer_norm_backward_rows"):
-    _declares(_name, _FLOATS)(_layer_norm_kernel(_name))
+    _declares(_name, _FLOATS)(_template(_name, _LAYER_NORM_SOURCE))
 
 
 # ----- optimizer updates, one multi-tensor kernel per algorithm and dtype (agnostic.optim._fused) ------------------

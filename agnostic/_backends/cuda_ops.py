@@ -503,12 +503,7 @@ def capturable_matmul(a, b):
     matrices (half precision through float32, as cuBLAS accumulates it), a reduction kernel for other dtypes."""
     cupy = require_cupy()
     dtype = numpy.result_type(a.dtype, b.dtype)
-    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
-    vector_a, vector_b = a.ndim == 1, b.ndim == 1
-    if vector_a:
-        a = a[None, :]
-    if vector_b:
-        b = b[:, None]
+    a, b, vectors = _as_matrices(a.astype(dtype, copy=False), b.astype(dtype, copy=False))
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: shared dimensions differ: {a.shape} and {b.shape}")
     computed = numpy.dtype(numpy.float32) if dtype == numpy.float16 else dtype
@@ -519,7 +514,19 @@ def capturable_matmul(a, b):
         product = None
     if product is None:
         product = cuda_kernels.kernel("agnostic_capturable_matmul")(a[..., :, :, None], b[..., None, :, :], axis=-2)
-    product = product.astype(dtype, copy=False)
+    return _from_matrices(product.astype(dtype, copy=False), vectors)
+
+
+def _as_matrices(a, b):
+    """``(a, b, vectors)``: the operands of ``a @ b`` as matrices, by NumPy's matmul rules (a 1-D ``a`` a row, a
+    1-D ``b`` a column); ``_from_matrices`` takes the product back to the operands' shape."""
+    vectors = a.ndim == 1, b.ndim == 1
+    return (a[None, :] if vectors[0] else a), (b[:, None] if vectors[1] else b), vectors
+
+
+def _from_matrices(product, vectors):
+    """The product of ``_as_matrices``' operands without the dimensions their vectors gained."""
+    vector_a, vector_b = vectors
     if vector_b:
         product = product[..., 0]
     if vector_a:

@@ -250,25 +250,15 @@ def _accumulate(node, grad, captured, aliased):
         return
     if not _grad_state.enabled:
         grad = _detached(grad)
-    existing = tensor.grad
-    if existing is None:
+    if tensor.grad is None:
         # One gradient object may reach several leaves (``a + b`` passes it to both): each leaf gets its own.
         if id(grad) in aliased:
             grad = grad.clone()
         aliased.add(id(grad))
-        accumulated = grad
-    elif existing.is_sparse and not grad.is_sparse:
-        accumulated = grad + existing  # dense, as PyTorch: a dense gradient arriving turns a sparse one dense
+        tensor.grad = grad
     else:
-        accumulated = existing + grad  # sparse + sparse stays sparse (indices concatenated), dense + sparse dense
-    if accumulated.is_sparse:
-        # (``nn.Embedding(sparse=True)``'s weight) set directly: the grad setter reads a dense array sparse ones lack
-        if tuple(accumulated.shape) != tuple(tensor.shape):
-            raise RuntimeError(f"sparse gradient of shape {list(accumulated.shape)} for a tensor of shape "
-                               f"{list(tensor.shape)}")
-        tensor.__dict__["grad"] = accumulated
-    else:
-        tensor.grad = accumulated
+        # sparse + sparse stays sparse (indices concatenated, as PyTorch's); with a dense operand, dense
+        tensor.grad = tensor.grad + grad
     for hook in tuple(tensor.__dict__.get("_post_accumulate_grad_hooks") or ()):
         hook(tensor)
 

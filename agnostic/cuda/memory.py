@@ -479,35 +479,29 @@ class _Allocator:
 
     def snapshot(self):
         """PyTorch's ``memory_snapshot()``: every segment with the blocks that tile it."""
-        in_use = self.blocks_in_use()
-        segments = []
-        for device in self.devices:
-            if device is None:
-                continue
-            for stats in (device.large, device.small):
-                blocks = [(block.ptr, _round(block.requested), block.requested, "active_allocated")
-                          for block in in_use  # a graph's private pool's blocks lie in the device's segments
-                          if block.stats.device == stats.device and block.stats.kind == stats.kind]
-                blocks += [(entry.ptr, entry.size, entry.requested, "active_pending_free")
-                           for entry in self.pending if entry.stats is stats]
-                blocks.sort()
-                for address, size in sorted(stats.segments.items()):
-                    segments.append(_segment_record(device.index, stats.kind, address, size, blocks))
-        return segments
+        # A graph's or a MemPool's private pool's blocks lie in the device's segments: matched by device and kind.
+        return self._segment_records(
+            [stats for device in self.devices if device is not None for stats in (device.large, device.small)],
+            lambda block, stats: block.stats.device == stats.device and block.stats.kind == stats.kind)
 
     def pool_snapshot(self, private_pools):
         """``memory_snapshot()``'s records of the segments of ``private_pools`` (``PrivatePools``) only."""
+        return self._segment_records([stats for private in private_pools for stats in (private.large, private.small)],
+                                     lambda block, stats: block.stats is stats)
+
+    def _segment_records(self, pools, holds):
+        """The segment records of ``pools`` (``_Stats``), each with the blocks in use that ``holds(block, stats)``
+        places in it and its pending frees."""
         in_use = self.blocks_in_use()
         segments = []
-        for private in private_pools:
-            for stats in (private.large, private.small):
-                blocks = [(block.ptr, _round(block.requested), block.requested, "active_allocated")
-                          for block in in_use if block.stats is stats]
-                blocks += [(entry.ptr, entry.size, entry.requested, "active_pending_free")
-                           for entry in self.pending if entry.stats is stats]
-                blocks.sort()
-                for address, size in sorted(stats.segments.items()):
-                    segments.append(_segment_record(stats.device, stats.kind, address, size, blocks))
+        for stats in pools:
+            blocks = [(block.ptr, _round(block.requested), block.requested, "active_allocated")
+                      for block in in_use if holds(block, stats)]
+            blocks += [(entry.ptr, entry.size, entry.requested, "active_pending_free")
+                       for entry in self.pending if entry.stats is stats]
+            blocks.sort()
+            for address, size in sorted(stats.segments.items()):
+                segments.append(_segment_record(stats.device, stats.kind, address, size, blocks))
         return segments
 
     def raw_alloc(self, size):

@@ -54,8 +54,8 @@ class Elementwise:
     """
 
     def __init__(self, name, arity, result, implementation, *, check=None, check_operands=None, gradients=None,
-                 derivative=None, cpu_implementation=None, cuda_implementation=None, large_cpu=None, large_cuda=None, aliases=(),
-                 operator=None, reflected=True, alpha=False, python_scalars=None, kind_implementations=None,
+                 derivative=None, cpu_implementation=None, cuda_implementation=None, large_cpu=None, large_cuda=None,
+                 aliases=(), operator=None, reflected=True, alpha=False, python_scalars=None, kind_implementations=None,
                  public=True, doc=""):
         self.name = name
         self.arity = arity

@@ -2,7 +2,7 @@
 
 from ._single import check_hyperparameters, parameters_to_update, update_gradient
 from .optimizer import Optimizer, scalar, step_tensor, zeros_state
-from .sparse_adam import add_sparse_, is_sparse_gradient, like_sparse, values_at
+from ._sparse_gradients import add_sparse_, is_sparse_gradient, like_sparse, values_at
 
 
 class Adagrad(Optimizer):

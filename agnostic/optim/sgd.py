@@ -2,7 +2,7 @@
 
 from . import _fused
 from .optimizer import Optimizer, scalar, zeros_state
-from .sparse_adam import add_sparse_, is_sparse_gradient
+from ._sparse_gradients import add_sparse_, is_sparse_gradient
 
 
 def _check_common(lr, weight_decay, differentiable):
@@ -53,11 +53,10 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             sparse = [p for p in group["params"] if is_sparse_gradient(p.grad)]
-            if sparse:
-                for p in sparse:
-                    self._sparse_update(p, group)
-                updated = {id(p) for p in sparse}
-                group = dict(group, params=[p for p in group["params"] if id(p) not in updated])
+            for p in sparse:
+                self._sparse_update(p, group)
+            if sparse:  # the rest take the fused update
+                group = dict(group, params=[p for p in group["params"] if not is_sparse_gradient(p.grad)])
             params, grads = self._params_with_grad(group)
             if not params:
                 continue
