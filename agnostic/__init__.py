@@ -6,6 +6,10 @@ Importing agnostic never imports CuPy or touches a GPU; CUDA starts on first use
 import math as _math
 import warnings as _warnings
 
+from ._backends import openblas_wait as _openblas_wait
+
+_openblas_wait.shorten_while_numpy_loads()  # before any module below imports NumPy
+
 # PyTorch computes 1/0, log(-1) and overflow silently (inf/nan); NumPy warns. Silence those warnings only where
 # agnostic's own modules issue them, at no per-op cost.
 _warnings.filterwarnings("ignore", r"(divide by zero|invalid value|overflow) encountered", RuntimeWarning,
@@ -89,6 +93,7 @@ cfloat, cdouble = complex64, complex128
 
 _fork_guard.install()
 _host_memory.keep_large_blocks()
+_openblas_wait.loaded()
 
 # Every public name: the imports above, the declared ops and the legacy types (computed, never listed by hand).
 __all__ = sorted([name for name, value in globals().items()

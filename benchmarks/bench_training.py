@@ -11,7 +11,9 @@ step's output classified; Adam, batch 64); a Transformer encoder layer (d_model 
 libraries take turns, repeat by repeat (on the CPU after a pause that lets the other one's threads go idle). Each
 library runs in a process of its own, as a user's program would: in one process, each library's thread pools
 (NumPy's OpenBLAS, numba's, PyTorch's OpenMP) slowed the other's down (on a 16-core host, NumPy's matrix products of
-a 4096-batch step took 6.8 ms alone and 9 to 11 ms beside PyTorch's).
+a 4096-batch step took 6.8 ms alone and 9 to 11 ms beside PyTorch's). A worker imports its library before NumPy,
+as ``import agnostic as torch`` at the top of a script does (agnostic then has NumPy's OpenBLAS threads sleep between
+matrix products instead of polling: ``agnostic/_backends/openblas_wait.py``).
 Goal: at most 1.5x PyTorch eager on the same device (for scale: PyTorch eager takes about 1,250 us per step at batch
 64 on an H100). PyTorch is optional: without it, its columns are left out. Missing a goal prints FAIL but the exit
 code stays 0: this is a measurement, not a test.
@@ -24,8 +26,6 @@ import platform
 import statistics
 import sys
 import time
-
-import numpy
 
 SIZES = (784, 256, 256, 10)
 # (model, batch, optimizer) of each row
@@ -267,6 +267,8 @@ def table(rows, with_torch):
 
 def environment(agnostic, torch, device_types):
     """One line naming the versions, the GPU and the CPU threads."""
+    import numpy  # here, not at the top: each worker imports its library first (see the module's docstring)
+
     parts = [f"Python {platform.python_version()}", f"NumPy {numpy.__version__}"]
     if "cuda" in device_types:
         import cupy

@@ -105,6 +105,150 @@ def test_linear_layer_bias_add_equals_numpys():
     numpy.testing.assert_array_equal(out, matrix + layer.bias.detach().numpy())
 
 
+# ----- row kernels (softmax, layer_norm) and stacks of small matrix products ----------------------------------------
+def _rows(dtype, cols, seed=0):
+    """A C-contiguous array of rows just past the row kernels' threshold, with an odd row count."""
+    count = cpu_kernels.MIN_FUSED_BYTES // (numpy.dtype(dtype).itemsize * cols) + 3
+    return numpy.random.default_rng(seed).standard_normal((count, cols)).astype(dtype) * 4
+
+
+def _composed_softmax(x, logarithm):
+    """NumPy's composed form, computed in float64 (the reference the kernels' float64 sums approach)."""
+    with numpy.errstate(invalid="ignore"):  # inf - inf in the rows of infinities
+        shifted = x.astype(numpy.float64) - x.max(axis=-1, keepdims=True)
+        total = numpy.exp(shifted).sum(axis=-1, keepdims=True)
+        return shifted - numpy.log(total) if logarithm else numpy.exp(shifted) / total
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("logarithm", [False, True])
+@pytest.mark.parametrize("cols", [1, 7, 32, 1000])
+def test_softmax_rows_and_their_gradient_match_numpys_composed_form(dtype, logarithm, cols):
+    x, grad = _rows(dtype, cols), _rows(dtype, cols, seed=1)
+    x[0, 0], x[1, :] = numpy.nan, -numpy.inf  # a NaN spreads over its row; a row of -inf gives NaN, as NumPy's
+    x[2, 0] = numpy.inf
+    result = cpu_kernels.softmax_rows(x, logarithm)
+    expected = _composed_softmax(x, logarithm)
+    assert result is not None and result.dtype == dtype
+    tolerance = 1e-6 if dtype == numpy.float32 else 1e-13
+    numpy.testing.assert_allclose(result, expected, rtol=tolerance, atol=tolerance)
+    y = result.astype(numpy.float64)
+    g = grad.astype(numpy.float64)
+    expected_grad = g - numpy.exp(y) * g.sum(-1, keepdims=True) if logarithm else y * (g - (g * y).sum(-1, keepdims=True))
+    gradient = cpu_kernels.softmax_backward_rows(grad, result, logarithm)
+    numpy.testing.assert_allclose(gradient, expected_grad, rtol=tolerance * 10, atol=tolerance * 10)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_rows_and_their_gradient_match_pytorch(dtype, affine):
+    torch = pytest.importorskip("torch")
+    x, grad = _rows(dtype, 96), _rows(dtype, 96, seed=1)
+    rng = numpy.random.default_rng(2)
+    weight, bias = (rng.standard_normal(96).astype(dtype) for _ in range(2)) if affine else (None, None)
+    tensors = [torch.from_numpy(a.copy()).requires_grad_() if a is not None else None for a in (x, weight, bias)]
+    expected = torch.nn.functional.layer_norm(tensors[0], (96,), tensors[1], tensors[2], eps=1e-5)
+    expected.backward(torch.from_numpy(grad))
+    out, mean, rstd = cpu_kernels.layer_norm_rows(x, weight, bias, 1e-5)
+    tolerance = 2e-5 if dtype == numpy.float32 else 1e-12
+    numpy.testing.assert_allclose(out, expected.detach().numpy(), rtol=tolerance, atol=tolerance)
+    grad_input, grad_normalized = cpu_kernels.layer_norm_backward_rows(grad, x, weight, mean, rstd)
+    numpy.testing.assert_allclose(grad_input, tensors[0].grad.numpy(), rtol=tolerance * 10, atol=tolerance * 10)
+    if affine:
+        numpy.testing.assert_allclose(grad_normalized.sum(0), tensors[1].grad.numpy(), rtol=1e-4, atol=1e-3)
+
+
+def test_agnostic_layer_norm_and_log_softmax_through_the_row_kernels_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x = _rows(numpy.float32, 64)
+    cotangent = _rows(numpy.float32, 64, seed=3)
+    ours = agnostic.from_numpy(x.copy()).requires_grad_()
+    norm = agnostic.nn.LayerNorm(64)
+    agnostic.log_softmax(norm(ours), dim=-1).backward(agnostic.from_numpy(cotangent))
+    theirs = torch.from_numpy(x.copy()).requires_grad_()
+    torch_norm = torch.nn.LayerNorm(64)
+    expected = torch.log_softmax(torch_norm(theirs), -1)
+    expected.backward(torch.from_numpy(cotangent))
+    with agnostic.no_grad():
+        numpy.testing.assert_allclose(agnostic.log_softmax(norm(ours), dim=-1).numpy(), expected.detach().numpy(),
+                                      rtol=1e-5, atol=1e-5)
+    numpy.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-4)
+    numpy.testing.assert_allclose(norm.weight.grad.numpy(), torch_norm.weight.grad.numpy(), rtol=1e-3, atol=1e-3)
+
+
+def test_row_kernels_decline_what_they_dont_take():
+    x = _rows(numpy.float32, 32)
+    assert cpu_kernels.softmax_rows(x[:4], False) is None  # too small to gain from threads
+    assert cpu_kernels.softmax_rows(numpy.asfortranarray(x), False) is None  # not C-contiguous
+    assert cpu_kernels.softmax_rows(x.astype(numpy.float16), False) is None
+    assert cpu_kernels.layer_norm_rows(x, numpy.ones(31, numpy.float32), None, 1e-5) is None  # wrong weight length
+    assert cpu_kernels.softmax_backward_rows(x.astype(numpy.float64), x, False) is None  # dtypes differ
+
+
+def _stack(shape, dtype, transposed, seed):
+    rng = numpy.random.default_rng(seed)
+    if not transposed:
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.standard_normal(shape[:-2] + shape[:-3:-1]).astype(dtype).swapaxes(-1, -2)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layouts", [(False, False), (False, True), (True, False), (True, True)])
+@pytest.mark.parametrize("shape", [((512, 32, 32), (512, 32, 16)), ((4, 600, 5, 8), (4, 600, 8, 12))])
+def test_batched_matmul_equals_numpys_loop(dtype, layouts, shape):
+    a, b = _stack(shape[0], dtype, layouts[0], 0), _stack(shape[1], dtype, layouts[1], 1)
+    result = cpu_kernels.batched_matmul(a, b)
+    assert result is not None and result.shape == numpy.matmul(a, b).shape and result.dtype == dtype
+    tolerance = 1e-5 if dtype == numpy.float32 else 1e-12
+    numpy.testing.assert_allclose(result, numpy.matmul(a, b), rtol=tolerance, atol=tolerance)
+    # and through agnostic's matmul, with its gradients
+    ta, tb = agnostic.from_numpy(a).requires_grad_(), agnostic.from_numpy(b).requires_grad_()
+    (ta @ tb).sum().backward()
+    numpy.testing.assert_allclose(ta.grad.numpy(), numpy.ones(result.shape, dtype) @ b.swapaxes(-1, -2),
+                                  rtol=tolerance, atol=tolerance)
+
+
+def test_batched_matmul_declines_what_numpys_loop_does_better():
+    small = numpy.ones((4, 8, 8), numpy.float32)
+    big = numpy.ones((64, 128, 128), numpy.float32)
+    assert cpu_kernels.batched_matmul(small, small) is None  # too little work for threads
+    assert cpu_kernels.batched_matmul(big, big) is None  # large products: BLAS's own threads
+    stack = numpy.ones((1024, 32, 32), numpy.float32)
+    assert cpu_kernels.batched_matmul(stack, stack[:1]) is None  # broadcast batch
+    assert cpu_kernels.batched_matmul(stack, stack.astype(numpy.float64)) is None
+    assert cpu_kernels.batched_matmul(stack[0], stack[0]) is None  # 2-D: BLAS
+
+
+def _threading_layer_in_child(environment, first=""):
+    code = f"""{first}
+import os, numpy, agnostic
+from agnostic._backends import cpu_kernels
+cpu_kernels.relu(numpy.ones(1 << 20, numpy.float32))
+print(cpu_kernels._kernels.numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"))
+"""
+    env = {key: value for key, value in os.environ.items() if key not in ("OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
+    env.update(environment, PYTHONPATH=os.path.dirname(os.path.dirname(agnostic.__file__)))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="OpenMP's load is checked on Linux only")
+def test_the_threads_are_passive_openmp_where_agnostic_loads_it_else_the_workqueue():
+    layer, policy = _threading_layer_in_child({})
+    assert layer in ("omp", "workqueue") and policy == "None"  # workqueue: where numba has no OpenMP layer
+    # the user's spinning policy, or an OpenMP runtime already loaded with a policy agnostic can't know
+    assert _threading_layer_in_child({"OMP_WAIT_POLICY": "active"}) == ["workqueue", "active"]
+    layer, _ = _threading_layer_in_child({}, first="""
+import ctypes
+try:
+    ctypes.CDLL("libgomp.so.1")
+except OSError:  # no GNU OpenMP here: numba has no omp layer either
+    pass""")
+    assert layer == "workqueue"
+    assert _threading_layer_in_child({"NUMBA_THREADING_LAYER": "workqueue"})[0] == "workqueue"
+
+
 # ----- optimizer updates: numba's loop and the whole-array evaluation of one per-element function ----------------
 _UPDATES = {
     _fused.SGD: [(dict(weight_decay=0.1, momentum=0.9, one_minus_dampening=0.7, neg_lr=-0.1),
@@ -136,7 +280,7 @@ def test_each_update_function_unpacks_what_its_cuda_kernel_declares(update):
 
 def _update_arrays(update, scalars, flags, dtype, seed):
     rng = numpy.random.default_rng(seed)
-    count = cpu_kernels.MIN_UPDATE_BYTES // numpy.dtype(dtype).itemsize + 5
+    count = cpu_kernels.MIN_FUSED_BYTES // numpy.dtype(dtype).itemsize + 5
     arrays = [numpy.asarray(rng.standard_normal(count), dtype) for _ in update.lists]
     for index in range(2, len(arrays)):  # averages of squares stay positive, above the squared mean
         arrays[index] = numpy.abs(arrays[index]) + dtype(1)
@@ -238,3 +382,24 @@ print(len(caught)); print(caught[0].message)
     count, message = result.stdout.strip().split("\n", 1)
     assert count == "1"
     assert "numba is not installed" in message and 'pip install "agnostic-tensor[fast-cpu]"' in message
+
+
+# ----- OpenBLAS's idle threads ------------------------------------------------------------------------------------
+def _openblas_wait_in_child(environment, first=""):
+    code = f"""{first}
+import os, agnostic
+print(agnostic._openblas_wait.shortened, os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+"""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("OPENBLAS_THREAD_TIMEOUT", "AGNOSTIC_OPENBLAS_TUNING")}
+    env.update(environment, PYTHONPATH=os.path.dirname(os.path.dirname(agnostic.__file__)))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def test_import_agnostic_shortens_openblas_polling_only_where_numpy_is_not_loaded_yet():
+    assert _openblas_wait_in_child({}) == ["True", "None"]  # set while NumPy loaded, then removed
+    assert _openblas_wait_in_child({}, first="import numpy") == ["False", "None"]  # too late: left alone
+    assert _openblas_wait_in_child({"OPENBLAS_THREAD_TIMEOUT": "20"}) == ["False", "20"]  # the user's own
+    assert _openblas_wait_in_child({"AGNOSTIC_OPENBLAS_TUNING": "0"}) == ["False", "None"]

@@ -2,7 +2,7 @@
 
 import numpy
 
-from . import cpu_ops
+from . import cpu_kernels, cpu_ops
 
 
 class _NoSwitch:
@@ -74,8 +74,11 @@ class CPUBackend:
 
     def matmul(self, a, b):
         """``a @ b``, in the operands' dtype: NumPy's bfloat16 (ml_dtypes') products come out in float32,
-        accumulated there, so they are rounded back once, as PyTorch's are."""
-        product = numpy.matmul(a, b)
+        accumulated there, so they are rounded back once, as PyTorch's are. Stacks of small matrices share their
+        products among the threads (``cpu_kernels.batched_matmul``)."""
+        product = cpu_kernels.batched_matmul(a, b)
+        if product is None:
+            product = numpy.matmul(a, b)
         return product if product.dtype == a.dtype else product.astype(a.dtype)
 
     def writable_scalar(self, value):

@@ -2,9 +2,16 @@
 
 NumPy's ufuncs run on one core. For large float32/float64 arrays, the functions here run numba-compiled kernels
 (``numba_kernels``) on all cores, in one pass over memory: ReLU and its gradient, ``+ - * /`` of two arrays, a
-linear layer's bias add, and the optimizers' updates. Each returns its result (True for work done in place), or None
-when it doesn't apply (numba missing, an array too small to gain from threads, not C-contiguous, another dtype): the
-caller then computes the same values with NumPy. Results are identical either way (``numba_kernels`` says why).
+linear layer's bias add, the optimizers' updates, and softmax and layer_norm over rows (with their gradients). Each
+returns its result (True for work done in place), or None when it doesn't apply (numba missing, an array too small to
+gain from threads, not C-contiguous, another dtype): the caller then computes the same values with NumPy. The
+elementwise kernels' results are identical to NumPy's (``numba_kernels`` says why); the row kernels' statistics are
+summed in float64, so they differ from NumPy's float32 sums by a rounding at most.
+
+The threads: GNU OpenMP's, told to sleep between kernels (``OMP_WAIT_POLICY=passive``; waking them costs about
+40 us on 16 cores), where agnostic loads the OpenMP runtime first and so can give it that policy; else numba's
+workqueue pool (about 90 us). OpenMP threads that spin between kernels, its default, take the cores from BLAS's
+next matrix product: a 2-core training step took 4x longer, a 16-core matrix product 3x.
 
 numba loads on the first large op, not at ``import agnostic``. Where it is missing, agnostic warns once, naming the
 extra that brings it. A child forked after the kernels ran keeps to NumPy: numba's thread pools don't survive a fork
@@ -16,17 +23,23 @@ extra that brings it. A child forked after the kernels ran keeps to NumPy: numba
 True
 """
 
+import ctypes
+import math
 import os
 import threading
 import warnings
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 
 import numpy
 
-# Below these sizes, waking the threads (about 0.1 ms on 2 cores, 0.2 ms on 16) costs more than they save: one pass
-# over memory (ReLU, a + b) gains from 4 MiB, an optimizer's update (a dozen passes in NumPy) from 256 KiB.
-MIN_BYTES = 1 << 22
-MIN_UPDATE_BYTES = 1 << 18
+# Below these sizes, waking the threads (40 to 100 us) costs more than they save: one pass over memory (ReLU,
+# a + b) gains from 1 MiB, what NumPy does in several passes (an optimizer's update, softmax, layer_norm) from 256 KiB.
+MIN_BYTES = 1 << 20
+MIN_FUSED_BYTES = 1 << 18
+# A stack of matrices, each of at most MAX_BATCHED_PRODUCT multiply-adds (larger ones keep BLAS's threads busy on
+# their own), shares them among the threads from MIN_BATCHED_PRODUCTS multiply-adds in all.
+MAX_BATCHED_PRODUCT = 1 << 18
+MIN_BATCHED_PRODUCTS = 1 << 20
 FAST_CPU_EXTRA = 'pip install "agnostic-tensor[fast-cpu]"'
 _FLOATS = frozenset((numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)))
 
@@ -72,13 +85,14 @@ def binary(name, x, y):
 
 
 def add_row(matrix, row):
-    """``matrix += row`` for a 2-D C-contiguous ``matrix`` and a row of its dtype; False when not done."""
+    """``matrix += row`` along the last axis of a C-contiguous ``matrix`` (2-D or more) and a row of its dtype; False
+    when not done."""
     kernels = _usable(matrix)
-    if kernels is None or matrix.ndim != 2 or type(row) is not numpy.ndarray or row.dtype != matrix.dtype \
-            or row.shape != matrix.shape[1:] or not matrix.flags.writeable or numpy.may_share_memory(row, matrix):
+    if kernels is None or matrix.ndim < 2 or type(row) is not numpy.ndarray or row.dtype != matrix.dtype \
+            or row.shape != matrix.shape[-1:] or not matrix.flags.writeable or numpy.may_share_memory(row, matrix):
         return False
     with _one_at_a_time:
-        kernels.add_row(matrix, row)
+        kernels.add_row(matrix.reshape(-1, row.size), row)
     return True
 
 
@@ -87,7 +101,7 @@ def update(element, arrays, scalars, flags):
     ``arrays`` (None for those the configuration leaves unused) have ``arrays[0]``'s dtype and size. False when not
     done."""
     param = arrays[0]
-    kernels = _usable(param, MIN_UPDATE_BYTES)
+    kernels = _usable(param, MIN_FUSED_BYTES)
     if kernels is None or not all(a is None or _matches(a, param) for a in arrays):
         return False
     loop = _loops.get(element)
@@ -99,6 +113,76 @@ def update(element, arrays, scalars, flags):
     with _one_at_a_time:
         loop(*flat, scalars, flags)
     return True
+
+
+def batched_matmul(a, b):
+    """``a @ b`` of two stacks of small matrices (the same batch dimensions, one float dtype) in a new array, the
+    matrices' products shared among the threads, or None (NumPy's loop then runs them one after another)."""
+    if type(a) is not numpy.ndarray or type(b) is not numpy.ndarray or a.ndim < 3 or a.shape[:-2] != b.shape[:-2] \
+            or a.dtype != b.dtype or a.dtype not in _FLOATS or a.shape[-1] != b.shape[-2] or a.size == 0:
+        return None
+    rows, inner, cols = a.shape[-2], a.shape[-1], b.shape[-1]
+    each = rows * inner * cols
+    if each > MAX_BATCHED_PRODUCT or each * math.prod(a.shape[:-2]) < MIN_BATCHED_PRODUCTS or not cols:
+        return None
+    kernels = _kernels if _kernels is not None else _load()
+    if not kernels:
+        return None
+    out = numpy.empty(a.shape[:-1] + (cols,), a.dtype)
+    with _one_at_a_time:
+        kernels.batched_matmul(a.reshape(-1, rows, inner), b.reshape(-1, inner, cols), out.reshape(-1, rows, cols))
+    return out
+
+
+def softmax_rows(x, logarithm):
+    """softmax (or log_softmax) over the last axis of a C-contiguous array, in a new array, or None."""
+    kernels = _usable(x, MIN_FUSED_BYTES)
+    if kernels is None:
+        return None
+    out = numpy.empty(x.shape, x.dtype)
+    cols = x.shape[-1]
+    with _one_at_a_time:
+        kernels.softmax_rows(x.reshape(-1, cols), out.reshape(-1, cols), logarithm)
+    return out
+
+
+def softmax_backward_rows(grad, result, logarithm):
+    """The gradient of ``softmax_rows`` from its ``result`` (arrays of one dtype and shape), or None."""
+    kernels = _usable(result, MIN_FUSED_BYTES)
+    if kernels is None or not _matches(grad, result):
+        return None
+    out = numpy.empty(result.shape, result.dtype)
+    cols = result.shape[-1]
+    with _one_at_a_time:
+        kernels.softmax_backward_rows(grad.reshape(-1, cols), result.reshape(-1, cols), out.reshape(-1, cols),
+                                      logarithm)
+    return out
+
+
+def layer_norm_rows(rows, weight, bias, eps):
+    """``(normalized, mean, rstd)`` of the rows of a 2-D C-contiguous array (``cpu_ops.layer_norm_rows``), or None;
+    ``weight`` and ``bias`` are vectors of its dtype, or None."""
+    kernels = _usable(rows, MIN_FUSED_BYTES)
+    if kernels is None or not all(p is None or _matches(p, rows[0]) for p in (weight, bias)):
+        return None
+    out = numpy.empty(rows.shape, rows.dtype)
+    mean, rstd = numpy.empty(len(rows)), numpy.empty(len(rows))
+    with _one_at_a_time:
+        kernels.layer_norm_rows(rows, rows[0] if weight is None else weight, rows[0] if bias is None else bias, out,
+                                mean, rstd, float(eps), weight is not None, bias is not None)
+    return out, mean, rstd
+
+
+def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
+    """``(grad_input, grad * normalized)`` of ``layer_norm_rows`` (2-D C-contiguous arrays), or None."""
+    kernels = _usable(rows, MIN_FUSED_BYTES)
+    if kernels is None or not _matches(grad, rows) or (weight is not None and not _matches(weight, rows[0])):
+        return None
+    grad_input, grad_normalized = numpy.empty(rows.shape, rows.dtype), numpy.empty(rows.shape, rows.dtype)
+    with _one_at_a_time:
+        kernels.layer_norm_backward_rows(grad, rows, rows[0] if weight is None else weight, mean, rstd, grad_input,
+                                         grad_normalized, weight is not None)
+    return grad_input, grad_normalized
 
 
 def set_num_threads(count):
@@ -129,8 +213,8 @@ def _load():
             return _kernels
         try:
             from . import numba_kernels
-            _choose_threading_layer(numba_kernels.numba)
-            numba_kernels.warm_up()
+            with _threading_layer(numba_kernels.numba):
+                numba_kernels.warm_up()
         except Exception as error:  # not installed, or refusing this NumPy, or no threading layer
             _kernels = False
             _warn_missing(error)
@@ -144,12 +228,42 @@ def _load():
     return _kernels
 
 
-def _choose_threading_layer(numba):
-    """numba's workqueue thread pool, unless the user chose one (``NUMBA_THREADING_LAYER``): its threads sleep
-    between kernels, where OpenMP's spin and take the cores from BLAS's next matrix product (a training step on 2
-    cores took 4x longer). It runs one kernel at a time: calls from several threads take turns (``_one_at_a_time``)."""
-    if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER == "default":
+@contextmanager
+def _threading_layer(numba):
+    """Load numba's threads inside this context: GNU OpenMP's with the passive wait policy where no OpenMP runtime
+    is loaded yet (the runtime reads ``OMP_WAIT_POLICY`` once, when it loads; the variable is set only meanwhile, so
+    child processes don't inherit it), else numba's workqueue pool, unless the user chose a layer
+    (``NUMBA_THREADING_LAYER``) or asked for passive OpenMP threads themselves. The workqueue pool runs one kernel
+    at a time: calls from several threads take turns (``_one_at_a_time``)."""
+    if "NUMBA_THREADING_LAYER" in os.environ or "NUMBA_THREADING_LAYER_PRIORITY" in os.environ \
+            or numba.config.THREADING_LAYER != "default":
+        yield
+        return
+    set_here = "OMP_WAIT_POLICY" not in os.environ and not _openmp_loaded()
+    if set_here:
+        os.environ["OMP_WAIT_POLICY"] = "passive"
+    if os.environ.get("OMP_WAIT_POLICY", "").lower() == "passive":
+        numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]  # workqueue where numba has no OpenMP
+    else:  # OpenMP threads that would spin, or a runtime already loaded with a policy agnostic can't know
         numba.config.THREADING_LAYER = "workqueue"
+    try:
+        yield
+    finally:
+        if set_here:
+            del os.environ["OMP_WAIT_POLICY"]
+
+
+def _openmp_loaded():
+    """Whether an OpenMP runtime that numba may use is already in the process (True where it can't be told)."""
+    if not hasattr(os, "RTLD_NOLOAD"):
+        return True
+    for name in ("libgomp.so.1", "libiomp5.so", "libomp.so"):
+        try:
+            ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:  # not loaded
+            continue
+        return True
+    return False
 
 
 def _apply_thread_count(numba):

@@ -15,7 +15,7 @@ from . import cpu_kernels, dlpack, lstm_steps
 from .special import erf_numpy, library_function
 
 MULTI_TENSOR_KERNELS = False  # no one-launch update of many tensors: optimizers update each host tensor in turn
-ROW_KERNELS = False  # softmax and layer_norm over rows: NumPy's composed forms are already one pass per step
+ROW_KERNELS = True  # softmax and layer_norm over rows: multi-core kernels for large arrays, else NumPy's forms
 _BLOCK = 1 << 16  # elements per relu_gradient block
 _ONES: dict = {}  # dtype -> the vector of ones column_sums multiplies by
 _FEW_CLASSES = 32  # with at most this many classes and at least _MANY_ROWS rows, reduce column by column
@@ -80,6 +80,63 @@ def _ones(count, dtype):
         vector = _ONES[dtype] = numpy.ones(max(count, 1), dtype)
         vector.flags.writeable = False
     return vector[:count]
+
+
+def softmax_rows(array, logarithm):
+    """softmax (or log_softmax) over the last axis of a C-contiguous float32/float64 array with at least one element:
+    the multi-core kernel (``cpu_kernels``), else NumPy's composed form, the maximum subtracted first."""
+    out = cpu_kernels.softmax_rows(array, logarithm)
+    if out is not None:
+        return out
+    shifted = array - array.max(axis=-1, keepdims=True)
+    if logarithm:
+        return shifted - numpy.log(numpy.exp(shifted).sum(axis=-1, keepdims=True))
+    exponentials = numpy.exp(shifted)
+    return exponentials / exponentials.sum(axis=-1, keepdims=True)
+
+
+def softmax_backward_rows(grad, result, logarithm):
+    """The gradient of ``softmax_rows`` from its ``result``: ``result * (grad - sum(grad * result))`` (log_softmax:
+    ``grad - exp(result) * sum(grad)``) along the last axis."""
+    out = cpu_kernels.softmax_backward_rows(grad, result, logarithm)
+    if out is not None:
+        return out
+    if logarithm:
+        return grad - numpy.exp(result) * grad.sum(axis=-1, keepdims=True)
+    return result * (grad - (grad * result).sum(axis=-1, keepdims=True))
+
+
+def layer_norm_rows(rows, weight, bias, eps):
+    """``(normalized, mean, rstd)`` of the rows of a 2-D C-contiguous float32/float64 array: each row less its mean,
+    times ``1 / sqrt(var + eps)`` (biased variance), times ``weight`` and plus ``bias`` (vectors, or None). ``mean``
+    and ``rstd`` (one per row) are what the gradient needs."""
+    fused = cpu_kernels.layer_norm_rows(rows, weight, bias, eps)
+    if fused is not None:
+        return fused
+    mean = rows.mean(axis=1)
+    centered = rows - mean[:, None]
+    rstd = 1 / numpy.sqrt((centered * centered).mean(axis=1) + eps)
+    out = centered * rstd[:, None]
+    if weight is not None:
+        out *= weight
+    if bias is not None:
+        out += bias
+    return out, mean, rstd
+
+
+def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
+    """``(grad_input, grad_weight, grad_bias)`` of ``layer_norm_rows`` (2-D C-contiguous arrays)."""
+    fused = cpu_kernels.layer_norm_backward_rows(grad, rows, weight, mean, rstd)
+    if fused is not None:
+        grad_input, grad_normalized = fused
+    else:
+        normalized = (rows - mean[:, None]) * rstd[:, None]
+        scaled = grad if weight is None else grad * weight
+        centre = scaled.mean(axis=1, keepdims=True)
+        correlation = (scaled * normalized).mean(axis=1, keepdims=True)
+        grad_input = rstd[:, None] * (scaled - centre - normalized * correlation)
+        grad_normalized = grad * normalized
+    return grad_input, column_sums(grad_normalized), column_sums(grad)
 
 
 def cross_entropy_forward(logits, labels, ignore_index, mean):

@@ -54,6 +54,111 @@ BINARY = {"add": _binary(operator.add), "sub": _binary(operator.sub), "mul": _bi
           "div": _binary(operator.truediv)}
 
 
+@_kernel
+def batched_matmul(a, b, out):
+    """``out[p] = a[p] @ b[p]`` for stacks of small matrices (3-D arrays), a BLAS product per task (SciPy's BLAS,
+    which numba's ``numpy.dot`` calls: NumPy's loop calls it for one matrix after another). A transposed matrix is
+    copied first: BLAS takes contiguous ones."""
+    for p in prange(a.shape[0]):
+        numpy.dot(numpy.ascontiguousarray(a[p]), numpy.ascontiguousarray(b[p]), out[p])
+
+
+@_kernel
+def softmax_rows(x, out, logarithm):
+    """softmax (or log_softmax) of each row of a 2-D array into ``out``: the row's maximum (NaN wins, as NumPy's),
+    the sum of exponentials in float64, then the composed form's arithmetic, ``x - max`` first, rounded once."""
+    for r in prange(x.shape[0]):
+        row, result = x[r], out[r]
+        largest = row[0]
+        for c in range(1, row.size):
+            value = row[c]
+            if value > largest or value != value:
+                largest = value
+        total = 0.0
+        for c in range(row.size):
+            exponential = numpy.exp(row[c] - largest)
+            result[c] = exponential
+            total += exponential
+        if logarithm:
+            log_total = numpy.log(total)
+            for c in range(row.size):
+                result[c] = (row[c] - largest) - log_total
+        else:
+            for c in range(row.size):
+                result[c] = result[c] / total
+
+
+@_kernel
+def softmax_backward_rows(grad, result, out, logarithm):
+    """The gradient of ``softmax_rows`` from its result, a row at a time: ``result * (grad - sum(grad * result))``,
+    or for log_softmax ``grad - exp(result) * sum(grad)``, the sums in float64."""
+    for r in prange(grad.shape[0]):
+        g, y, o = grad[r], result[r], out[r]
+        total = 0.0
+        if logarithm:
+            for c in range(g.size):
+                total += g[c]
+            for c in range(g.size):
+                o[c] = g[c] - numpy.exp(y[c]) * total
+        else:
+            for c in range(g.size):
+                total += g[c] * y[c]
+            for c in range(g.size):
+                o[c] = y[c] * (g[c] - total)
+
+
+@_kernel
+def layer_norm_rows(x, weight, bias, out, mean, rstd, eps, has_weight, has_bias):
+    """Each row of a 2-D array less its mean, times ``1 / sqrt(var + eps)`` (biased variance, two passes as NumPy's
+    var), times ``weight`` plus ``bias`` where given; the statistics in float64, each result rounded once. Writes
+    each row's mean and reciprocal deviation (float64) for the gradient."""
+    cols = x.shape[1]
+    for r in prange(x.shape[0]):
+        row, result = x[r], out[r]
+        total = 0.0
+        for c in range(cols):
+            total += row[c]
+        centre = total / cols
+        squares = 0.0
+        for c in range(cols):
+            deviation = row[c] - centre
+            squares += deviation * deviation
+        scale = 1.0 / numpy.sqrt(squares / cols + eps)
+        for c in range(cols):
+            value = (row[c] - centre) * scale
+            if has_weight:
+                value *= weight[c]
+            if has_bias:
+                value += bias[c]
+            result[c] = value
+        mean[r] = centre
+        rstd[r] = scale
+
+
+@_kernel
+def layer_norm_backward_rows(grad, x, weight, mean, rstd, grad_input, grad_normalized, has_weight):
+    """The input's gradient of ``layer_norm_rows``, ``rstd * (g - mean(g) - normalized * mean(g * normalized))``
+    with ``g = grad * weight``, and ``grad * normalized`` (the weight's gradient, summed over rows by the caller)."""
+    cols = x.shape[1]
+    for r in prange(x.shape[0]):
+        g, row, dx, gn = grad[r], x[r], grad_input[r], grad_normalized[r]
+        centre, scale = mean[r], rstd[r]
+        sum_g = 0.0
+        sum_gx = 0.0
+        for c in range(cols):
+            normalized = (row[c] - centre) * scale
+            scaled = g[c] * weight[c] if has_weight else g[c]
+            sum_g += scaled
+            sum_gx += scaled * normalized
+            gn[c] = g[c] * normalized
+        sum_g /= cols
+        sum_gx /= cols
+        for c in range(cols):
+            normalized = (row[c] - centre) * scale
+            scaled = g[c] * weight[c] if has_weight else g[c]
+            dx[c] = scale * (scaled - sum_g - normalized * sum_gx)
+
+
 def update_loop(element, array_count):
     """A parallel loop applying an optimizer's per-element function ``element(i, *arrays, scalars, flags)`` to every
     index of its ``array_count`` (3 or 5) arrays. The function is inlined into the loop (numba's ``inline="always"``):
