@@ -78,6 +78,21 @@ def test_arithmetic_of_two_tensors_equals_numpys_bit_for_bit(dtype, operator, uf
         _assert_same_bits(result.numpy(), ufunc(x, y))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("operator, ufunc", [("+", numpy.add), ("-", numpy.subtract), ("*", numpy.multiply),
+                                             ("/", numpy.divide)])
+@given(data=st.data(), number=st.sampled_from(SPECIAL) | st.floats(allow_nan=True, width=32) | st.integers(-5, 5))
+def test_arithmetic_of_a_tensor_and_a_number_equals_numpys_bit_for_bit(dtype, operator, ufunc, data, number):
+    x, = _special_arrays(data, dtype)
+    a = agnostic.from_numpy(x)
+    assert cpu_kernels.binary("add", x, number) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = {"+": a + number, "-": a - number, "*": a * number, "/": a / number}[operator]
+    with numpy.errstate(all="ignore"):
+        _assert_same_bits(result.numpy(), ufunc(x, dtype(number)))
+
+
 def test_the_kernels_take_large_contiguous_floats_of_one_dtype_and_shape():
     large = _large([1.5, -2.0], numpy.float32)
     assert cpu_kernels.binary("add", large, large) is not None
@@ -217,6 +232,33 @@ def test_batched_matmul_declines_what_numpys_loop_does_better():
     assert cpu_kernels.batched_matmul(stack, stack[:1]) is None  # broadcast batch
     assert cpu_kernels.batched_matmul(stack, stack.astype(numpy.float64)) is None
     assert cpu_kernels.batched_matmul(stack[0], stack[0]) is None  # 2-D: BLAS
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("view", [
+    lambda x: x.reshape(64, 64, 96)[:, :, 32:],  # a slice of the last axis (attention's chunk of a projection)
+    lambda x: x.reshape(64, 48, 2, 64).transpose(1, 0, 3, 2),
+    lambda x: x.reshape(4096, 96).T,
+], ids=["sliced-3d", "transposed-4d", "transposed-2d"])
+def test_strided_copies_and_concatenations_equal_numpys(dtype, view):
+    source = view(numpy.random.default_rng(0).standard_normal(64 * 64 * 96).astype(dtype))
+    assert source.nbytes >= cpu_kernels.MIN_BYTES or dtype == numpy.float32
+    copied = cpu_kernels.contiguous(source)
+    if source.nbytes >= cpu_kernels.MIN_BYTES:
+        assert copied is not None and copied.flags.c_contiguous
+        numpy.testing.assert_array_equal(copied, source)
+    tensor = agnostic.from_numpy(source)
+    numpy.testing.assert_array_equal(tensor.reshape(-1).numpy(), source.reshape(-1))
+    for axis in range(source.ndim):
+        pieces = [source, source[(slice(None),) * axis + (slice(1, None),)]]
+        numpy.testing.assert_array_equal(agnostic.cat([agnostic.from_numpy(p) for p in pieces], axis).numpy(),
+                                         numpy.concatenate(pieces, axis))
+
+
+def test_a_reshape_that_can_be_a_view_stays_one():
+    source = numpy.zeros((4096, 96), numpy.float32)[:, :64]
+    reshaped = agnostic.from_numpy(source).reshape(4096, 8, 8)
+    assert numpy.shares_memory(reshaped.numpy(), source)
 
 
 def _threading_layer_in_child(environment, first=""):

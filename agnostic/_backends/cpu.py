@@ -72,6 +72,24 @@ class CPUBackend:
         """A writable view of ``array``'s memory with ``shape`` and byte ``strides``."""
         return numpy.lib.stride_tricks.as_strided(array, shape, strides, writeable=True)
 
+    def reshape(self, array, shape):
+        """``array.reshape(shape)``: a view where the layout allows, else a copy, made on all cores for a large
+        array (``cpu_kernels.contiguous``)."""
+        if array.flags.c_contiguous:
+            return array.reshape(shape)
+        try:
+            return numpy.reshape(array, shape, copy=False)
+        except TypeError:  # a NumPy before 2.1, without copy=
+            return array.reshape(shape)
+        except ValueError:  # a copy is needed (or the shape is wrong: the copy's reshape says so)
+            copied = cpu_kernels.contiguous(array)
+            return array.reshape(shape) if copied is None else copied.reshape(shape)
+
+    def concatenate(self, arrays, axis):
+        """``numpy.concatenate(arrays, axis)``, large arrays copied on all cores (``cpu_kernels.concatenate``)."""
+        joined = cpu_kernels.concatenate(arrays, axis)
+        return numpy.concatenate(arrays, axis=axis) if joined is None else joined
+
     def matmul(self, a, b):
         """``a @ b``, in the operands' dtype: NumPy's bfloat16 (ml_dtypes') products come out in float32,
         accumulated there, so they are rounded back once, as PyTorch's are. Stacks of small matrices share their

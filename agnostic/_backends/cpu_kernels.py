@@ -42,6 +42,7 @@ MAX_BATCHED_PRODUCT = 1 << 18
 MIN_BATCHED_PRODUCTS = 1 << 20
 FAST_CPU_EXTRA = 'pip install "agnostic-tensor[fast-cpu]"'
 _FLOATS = frozenset((numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)))
+_PYTHON_NUMBERS = frozenset((bool, int, float))
 
 _kernels = None  # the numba_kernels module once loaded; False where it can't be (or in a forked child)
 _loops: dict = {}  # an optimizer's per-element function -> its compiled parallel loop
@@ -74,13 +75,20 @@ def relu_gradient(grad, x):
 
 def binary(name, x, y):
     """``x + y``, ``x - y``, ``x * y`` or ``x / y`` (``name``: add, sub, mul, div) of two arrays of one dtype and
-    shape, in a new array, or None."""
+    shape, or of an array and a Python number (converted to the array's dtype first, as NumPy does), in a new
+    array, or None."""
     kernels = _usable(x)
-    if kernels is None or not _matches(y, x):
+    if kernels is None:
+        return None
+    scalar = type(y) in _PYTHON_NUMBERS
+    if not scalar and not _matches(y, x):
         return None
     out = numpy.empty(x.shape, x.dtype)
     with _one_at_a_time:
-        kernels.BINARY[name](x.reshape(-1), y.reshape(-1), out.reshape(-1))
+        if scalar:
+            kernels.WITH_SCALAR[name](x.reshape(-1), x.dtype.type(y), out.reshape(-1))
+        else:
+            kernels.BINARY[name](x.reshape(-1), y.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -113,6 +121,55 @@ def update(element, arrays, scalars, flags):
     with _one_at_a_time:
         loop(*flat, scalars, flags)
     return True
+
+
+def contiguous(array):
+    """A C-contiguous copy of a strided array (2-D to 4-D), made on all cores, or None."""
+    if type(array) is not numpy.ndarray or array.ndim < 2 or array.flags.c_contiguous:
+        return None
+    kernels = _copying(array)
+    if kernels is None:
+        return None
+    out = numpy.empty(array.shape, array.dtype)
+    with _one_at_a_time:
+        kernels.COPIES[array.ndim](array, out)
+    return out
+
+
+def concatenate(arrays, axis):
+    """``numpy.concatenate(arrays, axis)`` of arrays of one dtype and number of dimensions (2 to 4), each copied
+    into its part of the result on all cores, or None."""
+    first = arrays[0]
+    if len(arrays) < 2 or any(type(a) is not numpy.ndarray or a.dtype != first.dtype or a.ndim != first.ndim
+                              for a in arrays) or first.ndim < 2:
+        return None
+    length = sum(a.shape[axis] for a in arrays)
+    shape = first.shape[:axis] + (length,) + first.shape[axis + 1:]
+    if any(a.shape[:axis] + a.shape[axis + 1:] != shape[:axis] + shape[axis + 1:] for a in arrays):
+        return None  # NumPy's error
+    out = numpy.empty(shape, first.dtype)
+    kernels = _copying(out)
+    if kernels is None:
+        return None
+    start = 0
+    with _one_at_a_time:
+        for array in arrays:
+            part = out[(slice(None),) * axis + (slice(start, start + array.shape[axis]),)]
+            if array.size:
+                kernels.COPIES[array.ndim](array, part)
+            start += array.shape[axis]
+    return out
+
+
+def _copying(array):
+    """The kernels module for a large copy of ``array`` (2-D to 4-D float32/float64, at least as many rows as
+    threads)."""
+    if array.nbytes < MIN_BYTES or array.dtype not in _FLOATS or not 2 <= array.ndim <= 4:
+        return None
+    kernels = _kernels if _kernels is not None else _load()
+    if not kernels or array.shape[0] < kernels.numba.get_num_threads():
+        return None
+    return kernels
 
 
 def batched_matmul(a, b):

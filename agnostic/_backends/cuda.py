@@ -104,6 +104,14 @@ class CUDABackend:
         """A view of ``array``'s memory with ``shape`` and byte ``strides``."""
         return require_cupy().lib.stride_tricks.as_strided(array, shape, strides)
 
+    def reshape(self, array, shape):
+        """``array.reshape(shape)``: a view where the layout allows, else a copy."""
+        return array.reshape(shape)
+
+    def concatenate(self, arrays, axis):
+        """``cupy.concatenate(arrays, axis)``."""
+        return require_cupy().concatenate(arrays, axis=axis)
+
     def matmul(self, a, b):
         """``a @ b``: cuBLAS, or while the current stream captures a CUDA graph (where CuPy refuses cuBLAS),
         agnostic's own kernels (``cuda_ops.capturable_matmul``)."""

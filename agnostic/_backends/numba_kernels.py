@@ -50,8 +50,49 @@ def _binary(operation):
     return kernel
 
 
-BINARY = {"add": _binary(operator.add), "sub": _binary(operator.sub), "mul": _binary(operator.mul),
-          "div": _binary(operator.truediv)}
+def _with_scalar(operation):
+    # ``y`` comes in the array's dtype (a NumPy scalar), so that each element takes NumPy's operation.
+    @numba.njit(parallel=True, error_model="numpy")
+    def kernel(x, y, out):
+        for i in prange(out.size):
+            out[i] = operation(x[i], y)
+    return kernel
+
+
+_OPERATIONS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+BINARY = {name: _binary(operation) for name, operation in _OPERATIONS.items()}
+WITH_SCALAR = {name: _with_scalar(operation) for name, operation in _OPERATIONS.items()}
+
+
+@_kernel
+def copy_2d(source, target):
+    """``target[...] = source`` for 2-D arrays of one shape and any strides, a row per task (explicit loops: numba's
+    array assignment is several times slower)."""
+    for i in prange(source.shape[0]):
+        for j in range(source.shape[1]):
+            target[i, j] = source[i, j]
+
+
+@_kernel
+def copy_3d(source, target):
+    """``copy_2d`` for 3-D arrays."""
+    for i in prange(source.shape[0]):
+        for j in range(source.shape[1]):
+            for k in range(source.shape[2]):
+                target[i, j, k] = source[i, j, k]
+
+
+@_kernel
+def copy_4d(source, target):
+    """``copy_2d`` for 4-D arrays."""
+    for i in prange(source.shape[0]):
+        for j in range(source.shape[1]):
+            for k in range(source.shape[2]):
+                for m in range(source.shape[3]):
+                    target[i, j, k, m] = source[i, j, k, m]
+
+
+COPIES = {2: copy_2d, 3: copy_3d, 4: copy_4d}
 
 
 @_kernel

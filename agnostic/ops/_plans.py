@@ -207,7 +207,7 @@ def _direct_binary_plan(op, dtype, first_is_tensor, second_is_tensor):
     cpu_function = op.backend_function(CPU)
     by_device = op.functions_by_device
     plain = TensorBase.plain  # plans are made on first use, when the classes exist
-    large_cpu = op.large_cpu if first_is_tensor and second_is_tensor else None
+    large_cpu = op.large_cpu if first_is_tensor else None  # a tensor and a tensor, or a tensor and a number
     large_size = _large_size(dtype, large_cpu)
     large_cuda = op.large_cuda if first_is_tensor and second_is_tensor else None
     large_cuda_size = _NEVER if large_cuda is None else _LARGE_CUDA_SIZE

@@ -43,9 +43,9 @@ class Elementwise:
     against the array namespace; ``cpu_implementation`` and ``cuda_implementation`` are equivalent callables of one
     backend's arrays (same values, faster there): one for the dtypes that ``kind_implementations`` leaves to
     ``implementation``, or a dict of them by NumPy dtype kind. ``large_cpu`` computes large CPU results (from
-    ``cpu_kernels.MIN_BYTES``) of a one-operand op, or of two tensors, on several threads: it returns the result, or
-    None where it doesn't apply (the CPU function then runs); ``large_cuda`` likewise computes large CUDA results
-    (from ``cuda_vectorized.MIN_SIZE`` elements) with a vectorized kernel.
+    ``cpu_kernels.MIN_BYTES``) of a one-operand op, or of a tensor and a tensor or a number, on several threads: it
+    returns the result, or None where it doesn't apply (the CPU function then runs); ``large_cuda`` likewise
+    computes large CUDA results (from ``cuda_vectorized.MIN_SIZE`` elements) with a vectorized kernel.
     ``check(name, dtype)`` refuses promoted dtypes; ``check_operands(input, other, compute)`` checks values (integer
     division by zero...). ``gradients`` maps each operand's name to its gradient formula, as PyTorch's
     derivatives.yaml does; a formula's parameter names say what it reads: ``grad``, the operands by name (``input``,

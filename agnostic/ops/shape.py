@@ -70,11 +70,13 @@ def reshape(input, *shape):
         try:
             if data.flags.c_contiguous:  # always a view: no kernel, so no need to make the device current
                 return wrap(data.reshape(shape), input._device)
-            return wrap(input._device.backend.run(data.reshape, shape), input._device)
+            backend = input._device.backend
+            return wrap(backend.run(backend.reshape, data, shape), input._device)
         except ValueError:
             pass  # explained below with PyTorch's message
     shape = _infer_shape(_sizes(shape), input._data.size, "reshape")
-    return wrap(input._device.backend.run(input._data.reshape, shape), input._device)
+    backend = input._device.backend
+    return wrap(backend.run(backend.reshape, input._data, shape), input._device)
 
 
 @tensor_method(shape_only=True, is_view=True, gradients=_RESHAPED_BACK)
@@ -383,7 +385,7 @@ def _joined(name, tensors, dim, join):
     device = check_same_device(*tensors)
     dtype = result_dtype(*tensors)
     arrays = [operand_array(t, dtype, device) for t in tensors]
-    return finish(device.backend.run(join, device.backend.xp, arrays, dim), dtype, device)
+    return finish(device.backend.run(join, device.backend, arrays, dim), dtype, device)
 
 
 def _cat_gradients(grad, tensors, dim):
@@ -418,8 +420,8 @@ def cat(tensors, dim=0):
                 f"but got {list(tensor.shape)} for tensor number {position} in the list"
             )
 
-    def join(xp, arrays, axis):
-        return xp.concatenate([a for a in arrays if a.ndim == ndim] or arrays, axis=axis)
+    def join(backend, arrays, axis):
+        return backend.concatenate([a for a in arrays if a.ndim == ndim] or arrays, axis)
     return _joined("cat", tensors, axis, join)
 
 
@@ -444,7 +446,7 @@ def stack(tensors, dim=0):
     else:
         axis = dim
 
-    return _joined("stack", tensors, axis, lambda xp, arrays, axis: xp.stack(arrays, axis=axis))
+    return _joined("stack", tensors, axis, lambda backend, arrays, axis: backend.xp.stack(arrays, axis=axis))
 
 
 def _hstack_gradients(grad, tensors):
