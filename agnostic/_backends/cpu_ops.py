@@ -129,7 +129,8 @@ def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
     fused = cpu_kernels.layer_norm_backward_rows(grad, rows, weight, mean, rstd)
     if fused is not None:
         grad_input, grad_normalized = fused
-    else:
+    else:  # the statistics may be the kernel's float64 ones (where the kernels stopped applying since: a fork)
+        mean, rstd = mean.astype(rows.dtype, copy=False), rstd.astype(rows.dtype, copy=False)
         normalized = (rows - mean[:, None]) * rstd[:, None]
         scaled = grad if weight is None else grad * weight
         centre = scaled.mean(axis=1, keepdims=True)
