@@ -261,6 +261,15 @@ def test_a_reshape_that_can_be_a_view_stays_one():
     assert numpy.shares_memory(reshaped.numpy(), source)
 
 
+def _printed_by_child(code, environment, unset):
+    """What ``code`` prints, split into words, in a Python child with ``environment`` and without ``unset``."""
+    env = {key: value for key, value in os.environ.items() if key not in unset}
+    env.update(environment, PYTHONPATH=os.path.dirname(os.path.dirname(agnostic.__file__)))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
 def _threading_layer_in_child(environment, first=""):
     code = f"""{first}
 import os, numpy, agnostic
@@ -268,11 +277,7 @@ from agnostic._backends import cpu_kernels
 cpu_kernels.relu(numpy.ones(1 << 20, numpy.float32))
 print(cpu_kernels._kernels.numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"))
 """
-    env = {key: value for key, value in os.environ.items() if key not in ("OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
-    env.update(environment, PYTHONPATH=os.path.dirname(os.path.dirname(agnostic.__file__)))
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.split()
+    return _printed_by_child(code, environment, unset=("OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER"))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="OpenMP's load is checked on Linux only")
@@ -432,12 +437,7 @@ def _openblas_wait_in_child(environment, first=""):
 import os, agnostic
 print(agnostic._openblas_wait.shortened, os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
 """
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("OPENBLAS_THREAD_TIMEOUT", "AGNOSTIC_OPENBLAS_TUNING")}
-    env.update(environment, PYTHONPATH=os.path.dirname(os.path.dirname(agnostic.__file__)))
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.split()
+    return _printed_by_child(code, environment, unset=("OPENBLAS_THREAD_TIMEOUT", "AGNOSTIC_OPENBLAS_TUNING"))
 
 
 def test_import_agnostic_shortens_openblas_polling_only_where_numpy_is_not_loaded_yet():

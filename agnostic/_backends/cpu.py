@@ -94,7 +94,7 @@ class CPUBackend:
         """``a @ b``, in the operands' dtype: NumPy's bfloat16 (ml_dtypes') products come out in float32,
         accumulated there, so they are rounded back once, as PyTorch's are. Stacks of small matrices share their
         products among the threads (``cpu_kernels.batched_matmul``)."""
-        product = cpu_kernels.batched_matmul(a, b)
+        product = cpu_kernels.batched_matmul(a, b) if a.ndim > 2 else None
         if product is None:
             product = numpy.matmul(a, b)
         return product if product.dtype == a.dtype else product.astype(a.dtype)

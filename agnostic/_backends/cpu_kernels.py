@@ -166,8 +166,8 @@ def _copying(array):
     threads)."""
     if array.nbytes < MIN_BYTES or array.dtype not in _FLOATS or not 2 <= array.ndim <= 4:
         return None
-    kernels = _kernels if _kernels is not None else _load()
-    if not kernels or array.shape[0] < kernels.numba.get_num_threads():
+    kernels = _loaded()
+    if kernels is None or array.shape[0] < kernels.numba.get_num_threads():
         return None
     return kernels
 
@@ -182,8 +182,8 @@ def batched_matmul(a, b):
     each = rows * inner * cols
     if each > MAX_BATCHED_PRODUCT or each * math.prod(a.shape[:-2]) < MIN_BATCHED_PRODUCTS or not cols:
         return None
-    kernels = _kernels if _kernels is not None else _load()
-    if not kernels:
+    kernels = _loaded()
+    if kernels is None:
         return None
     out = numpy.empty(a.shape[:-1] + (cols,), a.dtype)
     with _one_at_a_time:
@@ -259,6 +259,11 @@ def _usable(x, min_bytes=MIN_BYTES):
     """The kernels module when ``x`` is a large C-contiguous float32/float64 array and numba is available."""
     if type(x) is not numpy.ndarray or x.nbytes < min_bytes or x.dtype not in _FLOATS or not x.flags.c_contiguous:
         return None
+    return _loaded()
+
+
+def _loaded():
+    """The kernels module, loading it on first use; None where numba can't be used."""
     kernels = _kernels if _kernels is not None else _load()
     return kernels or None
 

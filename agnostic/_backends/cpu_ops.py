@@ -15,7 +15,7 @@ from . import cpu_kernels, dlpack, lstm_steps
 from .special import erf_numpy, library_function
 
 MULTI_TENSOR_KERNELS = False  # no one-launch update of many tensors: optimizers update each host tensor in turn
-ROW_KERNELS = True  # softmax and layer_norm over rows: multi-core kernels for large arrays, else NumPy's forms
+ROW_KERNELS = True  # softmax and layer_norm over rows: multi-core kernels for large arrays (see each)
 _BLOCK = 1 << 16  # elements per relu_gradient block
 _ONES: dict = {}  # dtype -> the vector of ones column_sums multiplies by
 _FEW_CLASSES = 32  # with at most this many classes and at least _MANY_ROWS rows, reduce column by column
@@ -83,27 +83,15 @@ def _ones(count, dtype):
 
 
 def softmax_rows(array, logarithm):
-    """softmax (or log_softmax) over the last axis of a C-contiguous float32/float64 array with at least one element:
-    the multi-core kernel (``cpu_kernels``), else NumPy's composed form, the maximum subtracted first."""
-    out = cpu_kernels.softmax_rows(array, logarithm)
-    if out is not None:
-        return out
-    shifted = array - array.max(axis=-1, keepdims=True)
-    if logarithm:
-        return shifted - numpy.log(numpy.exp(shifted).sum(axis=-1, keepdims=True))
-    exponentials = numpy.exp(shifted)
-    return exponentials / exponentials.sum(axis=-1, keepdims=True)
+    """softmax (or log_softmax) over the last axis of a C-contiguous float32/float64 array: the multi-core kernel
+    (``cpu_kernels``) for a large one, else None (the caller's composed form computes it)."""
+    return cpu_kernels.softmax_rows(array, logarithm)
 
 
 def softmax_backward_rows(grad, result, logarithm):
-    """The gradient of ``softmax_rows`` from its ``result``: ``result * (grad - sum(grad * result))`` (log_softmax:
-    ``grad - exp(result) * sum(grad)``) along the last axis."""
-    out = cpu_kernels.softmax_backward_rows(grad, result, logarithm)
-    if out is not None:
-        return out
-    if logarithm:
-        return grad - numpy.exp(result) * grad.sum(axis=-1, keepdims=True)
-    return result * (grad - (grad * result).sum(axis=-1, keepdims=True))
+    """The gradient of ``softmax_rows`` from its ``result``: the multi-core kernel for large arrays, else None (the
+    caller's composed form)."""
+    return cpu_kernels.softmax_backward_rows(grad, result, logarithm)
 
 
 def layer_norm_rows(rows, weight, bias, eps):

@@ -702,8 +702,9 @@ def _log_softmax_gradient(grad, dim, result):
 
 
 def _fused_softmax_gradient(grad, dim, result, logarithm):
-    """The gradient from the backend's row kernel (``ops.softmax_backward_rows``) where it has one (``ROW_KERNELS``):
-    the last dimension of float32/float64 tensors of one dtype, in a backward that isn't recorded; else None."""
+    """The gradient from the backend's row kernel (``ops.softmax_backward_rows``) where it has one (``ROW_KERNELS``)
+    and takes these arrays: the last dimension of float32/float64 tensors of one dtype, in a backward that isn't
+    recorded; else None."""
     backend = result._device.backend
     if (not backend.ops.ROW_KERNELS or is_grad_enabled() or result.dtype.name not in ("float32", "float64")
             or grad.dtype != result.dtype
@@ -713,7 +714,7 @@ def _fused_softmax_gradient(grad, dim, result, logarithm):
     with backend.activate():
         gradient = backend.ops.softmax_backward_rows(backend.xp.ascontiguousarray(grad._data),
                                                      backend.xp.ascontiguousarray(result._data), logarithm)
-    return wrap(gradient, result._device)
+    return None if gradient is None else wrap(gradient, result._device)  # None: the backend leaves it composed
 
 
 def _softmax_family(input, dim, dtype, logarithm):
@@ -726,9 +727,11 @@ def _softmax_family(input, dim, dtype, logarithm):
         array = operand_array(input, target, input._device)
         with backend.activate():
             compute = array.astype(numpy.float32) if target is _dtypes.float16 else array
+            fused = None
             if compute.dtype in _FUSED_SOFTMAX_DTYPES:
-                return finish(backend.ops.softmax_rows(backend.xp.ascontiguousarray(compute), logarithm), target,
-                              input._device)
+                fused = backend.ops.softmax_rows(backend.xp.ascontiguousarray(compute), logarithm)
+            if fused is not None:  # None: the backend leaves this one to the composed form (a small CPU array)
+                return finish(fused, target, input._device)
     shifted, xp = _shifted_for_softmax(input, dim, dtype)
     with backend.activate():
         if logarithm:
