@@ -445,3 +445,68 @@ def test_import_agnostic_shortens_openblas_polling_only_where_numpy_is_not_loade
     assert _openblas_wait_in_child({}, first="import numpy") == ["False", "None"]  # too late: left alone
     assert _openblas_wait_in_child({"OPENBLAS_THREAD_TIMEOUT": "20"}) == ["False", "20"]  # the user's own
     assert _openblas_wait_in_child({"AGNOSTIC_OPENBLAS_TUNING": "0"}) == ["False", "None"]
+
+
+def _ulps(result, exact):
+    """|result - exact| in units of the float32 spacing at ``exact`` (float64 reference values)."""
+    spacing = numpy.spacing(numpy.abs(exact).astype(numpy.float32)).astype(numpy.float64)
+    return numpy.abs(result.astype(numpy.float64) - exact) / spacing
+
+
+def test_the_lstm_cells_tanh_is_within_7_ulp_of_the_exact_one():
+    from agnostic._backends import numba_kernels
+
+    @numba.njit(error_model="numpy")
+    def tanh_all(x, out):
+        for i in range(x.size):
+            out[i] = numba_kernels.tanh32(x[i])
+
+    rng = numpy.random.default_rng(0)
+    magnitudes = numpy.concatenate([numpy.linspace(0, 12, 2_000_001), 10.0 ** rng.uniform(-30, 1.5, 1_000_000)])
+    x = numpy.concatenate([magnitudes, -magnitudes]).astype(numpy.float32)
+    result = numpy.empty_like(x)
+    tanh_all(x, result)
+    assert _ulps(result, numpy.tanh(x.astype(numpy.float64))).max() <= 7
+    special = numpy.array([numpy.nan, numpy.inf, -numpy.inf, 0.0, -0.0, 100.0, -100.0], numpy.float32)
+    result = numpy.empty_like(special)
+    tanh_all(special, result)
+    _assert_same_bits(result, numpy.array([numpy.nan, 1, -1, 0.0, -0.0, 1, -1], numpy.float32))
+
+
+def _lstm_step(batch, size, seed=0):
+    rng = numpy.random.default_rng(seed)
+    arrays = {"projected": rng.standard_normal((batch, 4 * size)) * 3,
+              "recurrent": rng.standard_normal((batch, 4 * size))}
+    for name in ("cell_prev", "grad_hidden", "grad_output", "grad_cell"):
+        arrays[name] = rng.standard_normal((batch, size))
+    return {name: array.astype(numpy.float32) for name, array in arrays.items()}
+
+
+@pytest.mark.parametrize("batch, size", [(1, 1), (3, 5), (64, 256)])
+def test_the_lstm_cell_kernels_match_the_numpy_forms(batch, size):
+    from agnostic._backends import cpu_ops
+    step = _lstm_step(batch, size)
+    results = {}
+    for name, forward, backward in (("numpy", cpu_ops._lstm_cell_forward, cpu_ops._lstm_cell_backward),
+                                    ("kernel", cpu_kernels.lstm_cell_forward, cpu_kernels.lstm_cell_backward)):
+        gates = numpy.full((batch, 4 * size), numpy.nan, numpy.float32)
+        cell, hidden, grad_cell_prev = (numpy.full((batch, size), numpy.nan, numpy.float32) for _ in range(3))
+        grad_gates = numpy.full_like(gates, numpy.nan)
+        assert forward(step["projected"], step["recurrent"], step["cell_prev"], gates, cell, hidden) in (None, True)
+        assert backward(gates, cell, step["cell_prev"], step["grad_hidden"], step["grad_output"], step["grad_cell"],
+                        grad_cell_prev, grad_gates) in (None, True)
+        results[name] = gates, cell, hidden, grad_cell_prev, grad_gates
+    for numpys, kernels in zip(results["numpy"], results["kernel"]):
+        numpy.testing.assert_allclose(kernels, numpys, rtol=2e-6, atol=2e-6)
+
+
+def test_the_lstm_cell_kernels_take_float32_only():
+    from agnostic._backends import cpu_ops
+    step = {name: array.astype(numpy.float64) for name, array in _lstm_step(2, 3).items()}
+    gates, cell, hidden = numpy.empty((2, 12)), numpy.empty((2, 3)), numpy.empty((2, 3))
+    assert cpu_kernels.lstm_cell_forward(step["projected"], step["recurrent"], step["cell_prev"], gates, cell,
+                                         hidden) is False
+    cpu_ops.lstm_forward_steps(step["projected"][None], step["cell_prev"], step["cell_prev"],
+                               numpy.ones((12, 3)), numpy.empty((2, 12)), gates[None], cell[None], hidden[None], False)
+    expected = numpy.tanh(step["projected"] + step["cell_prev"] @ numpy.ones((3, 12)))[:, 6:9]  # the candidate gate
+    numpy.testing.assert_allclose(gates[:, 6:9], expected, rtol=1e-15)  # float64: NumPy's own tanh

@@ -2,11 +2,14 @@
 
 NumPy's ufuncs run on one core. For large float32/float64 arrays, the functions here run numba-compiled kernels
 (``numba_kernels``) on all cores, in one pass over memory: ReLU and its gradient, ``+ - * /`` of two arrays, a
-linear layer's bias add, the optimizers' updates, and softmax and layer_norm over rows (with their gradients). Each
-returns its result (True for work done in place), or None when it doesn't apply (numba missing, an array too small to
-gain from threads, not C-contiguous, another dtype): the caller then computes the same values with NumPy. The
-elementwise kernels' results are identical to NumPy's (``numba_kernels`` says why); the row kernels' statistics are
-summed in float64, so they differ from NumPy's float32 sums by a rounding at most.
+linear layer's bias add, the optimizers' updates, and softmax and layer_norm over rows (with their gradients). A
+float32 LSTM step's cell and its gradient run in one vectorized pass on the calling thread instead (between the
+steps' BLAS products, where waking threads costs more than it saves): 5x NumPy's dozen passes on AVX2, 2x on AVX-512,
+where NumPy's own tanh is vectorized. Each returns its result (True for work done in place), or None (False for
+in-place work) when it doesn't apply (numba missing, an array too small to gain from threads, not C-contiguous,
+another dtype): the caller then computes the same values with NumPy. The elementwise kernels' results are identical
+to NumPy's (``numba_kernels`` says why); the row kernels' statistics are summed in float64, so they differ from
+NumPy's float32 sums by a rounding at most; the LSTM cells' tanh is within 7 ulp of the exact one (NumPy's: 1.4).
 
 The threads: GNU OpenMP's, told to sleep between kernels (``OMP_WAIT_POLICY=passive``; waking them costs about
 40 us on 16 cores), where agnostic loads the OpenMP runtime first and so can give it that policy; else numba's
@@ -240,6 +243,32 @@ def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
         kernels.layer_norm_backward_rows(grad, rows, rows[0] if weight is None else weight, mean, rstd, grad_input,
                                          grad_normalized, weight is not None)
     return grad_input, grad_normalized
+
+
+def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
+    """One float32 LSTM step (``cpu_ops._lstm_cell_forward``'s arguments and results) in one vectorized pass on
+    the calling thread; False when not done (numba missing, another dtype)."""
+    kernels = _lstm_kernels(gates)
+    if kernels is None:
+        return False
+    kernels.lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden)
+    return True
+
+
+def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell, grad_cell_prev, grad_gates):
+    """The gradients of ``lstm_cell_forward``'s step (``cpu_ops._lstm_cell_backward``'s arguments and results) in
+    one pass on the calling thread; False when not done."""
+    kernels = _lstm_kernels(gates)
+    if kernels is None:
+        return False
+    kernels.lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_cell, grad_cell_prev, grad_gates)
+    return True
+
+
+def _lstm_kernels(gates):
+    """The kernels module for a float32 LSTM step (gates as every other array of the step: numba compiles one
+    kernel per layout), or None."""
+    return _loaded() if gates.dtype == numpy.float32 else None
 
 
 def set_num_threads(count):

@@ -299,7 +299,8 @@ def _gate_affine(size, dtype):
 def _lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
     """One LSTM time step of a batch: the gates ``sigmoid/tanh(projected + recurrent)`` ((B, 4H), PyTorch's gate
     order) into ``gates``, the new cell state into ``cell`` and the new hidden state into ``hidden`` ((B, H)), in a
-    few whole-row NumPy passes (each of its vectorized loops beats a per-element kernel on one core)."""
+    few whole-row NumPy passes: float64 steps, and float32 ones where numba is missing (``cpu_kernels`` runs a
+    float32 step in one pass)."""
     size = cell.shape[-1]
     scale, shift = _gate_affine(size, gates.dtype)
     numpy.add(projected, recurrent, out=gates)
@@ -403,13 +404,15 @@ def array_from_cuda_interface(obj):
 def lstm_forward_steps(projected, first_hidden, first_cell, weight_hh, recurrent, gates, cells, outputs, reverse):
     """Run an LSTM layer direction from its input projection ``projected`` (T, B, 4H) and first states (B, H): each
     step's activated gates into ``gates``, cell states into ``cells`` and hidden states into ``outputs``, a step
-    being one matrix product (into ``recurrent``, (B, 4H) scratch) and the cell's whole-row passes, on preallocated
-    arrays so that nothing is allocated inside the loop."""
+    being one matrix product (into ``recurrent``, (B, 4H) scratch) and the cell (``cpu_kernels``' one pass, else
+    NumPy's), on preallocated arrays so that nothing is allocated inside the loop."""
     weight_hh_t = weight_hh.T
     hidden, cell = first_hidden, first_cell
     for t in lstm_steps.order(len(projected), reverse):
         numpy.matmul(hidden, weight_hh_t, out=recurrent)
-        _lstm_cell_forward(projected[t], recurrent, cell, gates[t], cells[t], outputs[t])
+        step = projected[t], recurrent, cell, gates[t], cells[t], outputs[t]
+        if not cpu_kernels.lstm_cell_forward(*step):
+            _lstm_cell_forward(*step)
         hidden, cell = outputs[t], cells[t]
 
 
@@ -423,8 +426,9 @@ def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_
     for position in range(len(times) - 1, -1, -1):
         t = times[position]
         cell_prev = cells[times[position - 1]] if position else first_cell
-        _lstm_cell_backward(gates[t], cells[t], cell_prev, grad_hidden, grad_outputs[t], incoming, outgoing,
-                            grad_gates[t])
+        step = gates[t], cells[t], cell_prev, grad_hidden, grad_outputs[t], incoming, outgoing, grad_gates[t]
+        if not cpu_kernels.lstm_cell_backward(*step):
+            _lstm_cell_backward(*step)
         numpy.matmul(grad_gates[t], weight_hh, out=grad_hidden)
         incoming, outgoing = outgoing, incoming
     if incoming is not grad_cell:
