@@ -1,9 +1,10 @@
 """The CPU kernels that numba compiles: one pass over memory on all cores for what NumPy's ufuncs do on one.
 
 Imported by ``cpu_kernels`` on the first large CPU op, only where numba is installed (the ``fast-cpu`` extra). The
-kernels compile on first use for each dtype; ReLU, its gradient and the bias add are cached on disk (numba's
-``cache=True``: beside this file, or in the user's cache folder where the package is read-only), the others, made
-from a function, compile once per process. They take flat, C-contiguous arrays and write ``out`` (or in place).
+kernels compile on first use for each dtype; those written here are cached on disk (numba's ``cache=True``: beside
+this file, or in the user's cache folder where the package is read-only), those made from a function (the arithmetic,
+the optimizers' loops) compile once per process. They take flat or 2-D (rows) C-contiguous arrays and write ``out``
+(or in place).
 
 Every element takes the same IEEE operations, in the same order, as NumPy's ufunc would: no ``fastmath`` (no
 reassociation, no fused multiply-add), and NumPy's error model (division by zero gives inf or nan, never raises).
