@@ -10,6 +10,7 @@ import gc
 import subprocess
 import sys
 import types
+import weakref
 from pathlib import Path
 
 import numpy
@@ -363,6 +364,20 @@ def test_fake_snapshot_tiles_each_segment():
     record = memory._segment_record(0, "large", 0, 8192, [(4096, 1024, 1000, "active_allocated")])
     assert [b["state"] for b in record["blocks"]] == ["inactive", "active_allocated", "inactive"]
     assert record["blocks"][1] == blocks[0] and sum(b["size"] for b in record["blocks"]) == 8192
+
+
+def test_fake_snapshot_passes_over_dead_weak_proxies():
+    class Referent:
+        pass
+
+    referent = Referent()
+    dead = [weakref.proxy(referent)]  # kept in a container, as numba keeps some
+    del referent
+    with pytest.raises(ReferenceError):
+        isinstance(dead[0], memory._Allocator)  # what a scan of the collector's objects must not do
+    allocator = memory._Allocator(fake_cupy())
+    block = allocator.malloc(1000)
+    assert [b["address"] for segment in allocator.snapshot() for b in segment["blocks"]] == [block.ptr]
 
 
 class EagerCounts:

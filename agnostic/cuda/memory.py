@@ -465,8 +465,11 @@ class _Allocator:
 
     def blocks_in_use(self):
         """The blocks handed out and not freed yet. Snapshots are for debugging, so they are found among the objects
-        the garbage collector tracks, rather than by keeping a table that every allocation and free would update."""
-        return [candidate for candidate in gc.get_objects() if isinstance(candidate, self.Block)]
+        the garbage collector tracks, rather than by keeping a table that every allocation and free would update.
+        Their types are compared, not ``isinstance``: that reads ``__class__``, which a dead weak proxy among them
+        (numba keeps some) answers with ReferenceError."""
+        block = self.Block
+        return [candidate for candidate in gc.get_objects() if issubclass(type(candidate), block)]
 
     def empty_cache(self):
         """Give every cached, unused block of every device back to the driver."""
