@@ -4,12 +4,13 @@ NumPy's ufuncs run on one core. For large float32/float64 arrays, the functions 
 (``numba_kernels``) on all cores, in one pass over memory: ReLU and its gradient, ``+ - * /`` of two arrays, a
 linear layer's bias add, the optimizers' updates, and softmax and layer_norm over rows (with their gradients). A
 float32 LSTM step's cell and its gradient run in one vectorized pass on the calling thread instead (between the
-steps' BLAS products, where waking threads costs more than it saves): 5x NumPy's dozen passes on AVX2, 2x on AVX-512,
-where NumPy's own tanh is vectorized. Each returns its result (True for work done in place), or None (False for
-in-place work) when it doesn't apply (numba missing, an array too small to gain from threads, not C-contiguous,
-another dtype): the caller then computes the same values with NumPy. The elementwise kernels' results are identical
-to NumPy's (``numba_kernels`` says why); the row kernels' statistics are summed in float64, so they differ from
-NumPy's float32 sums by a rounding at most; the LSTM cells' tanh is within 7 ulp of the exact one (NumPy's: 1.4).
+steps' BLAS products, where waking threads costs more than it saves): 5x as fast as NumPy's dozen passes on AVX2,
+2x to 5x on AVX-512, where NumPy's own tanh is vectorized. Each returns its result (True for work done in place), or
+None (False for in-place work) when it doesn't apply (numba missing, an array too small to gain from threads, not
+C-contiguous, another dtype): the caller then computes the same values with NumPy. The elementwise kernels' results
+are identical to NumPy's (``numba_kernels`` says why); the row kernels' statistics are summed in float64, so they
+differ from NumPy's float32 sums by a rounding at most; the LSTM cells' tanh is within 7 ulp of the exact one
+(NumPy's: 1.4).
 
 The threads: GNU OpenMP's, told to sleep between kernels (``OMP_WAIT_POLICY=passive``; waking them costs about
 40 us on 16 cores), where agnostic loads the OpenMP runtime first and so can give it that policy; else numba's
@@ -266,8 +267,7 @@ def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_ce
 
 
 def _lstm_kernels(gates):
-    """The kernels module for a float32 LSTM step (gates as every other array of the step: numba compiles one
-    kernel per layout), or None."""
+    """The kernels module for a float32 LSTM step (``gates``' dtype stands for all the step's arrays), or None."""
     return _loaded() if gates.dtype == numpy.float32 else None
 
 
