@@ -85,6 +85,8 @@ def test_the_branch_finder_finds_branches(source, expected):
 
 # The row kernels a backend has when its ops module says ROW_KERNELS (softmax and layer_norm over the last dimension).
 ROW_KERNELS = {"softmax_rows", "softmax_backward_rows", "layer_norm_rows", "layer_norm_backward_rows"}
+# The fused attention a backend has when its ops module says ATTENTION_KERNELS.
+ATTENTION_KERNELS = {"attention_fits", "attention_forward", "attention_backward", "same_layout"}
 
 
 def test_the_cpu_and_cuda_backends_offer_the_same_operations():
@@ -100,7 +102,8 @@ def test_the_cpu_and_cuda_backends_offer_the_same_operations():
     for ops in (cpu_ops, cuda_ops):
         assert multi_tensor.isdisjoint(public(ops)) is not ops.MULTI_TENSOR_KERNELS
         assert ROW_KERNELS.isdisjoint(public(ops)) is not ops.ROW_KERNELS
-    optional = multi_tensor | ROW_KERNELS
+        assert ATTENTION_KERNELS.isdisjoint(public(ops)) is not ops.ATTENTION_KERNELS
+    optional = multi_tensor | ROW_KERNELS | ATTENTION_KERNELS
     assert public(cpu_ops) - optional == public(cuda_ops) - optional
 
     assert {n for n in vars(cpu.CPUBackend) if not n.startswith("_")} == \

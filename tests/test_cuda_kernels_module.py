@@ -89,6 +89,9 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected |= {(f"agnostic_{op}_{part}rows", d) for op in ("softmax", "layer_norm") for part in ("", "backward_")
                  for d in floats}
     expected.add(("agnostic_capturable_matmul", None))
+    expected |= {(f"{name}_{size}", d) for name in ("agnostic_attention_forward", "agnostic_attention_backward_query",
+                                                   "agnostic_attention_backward_key")
+                 for d, sizes in cuda_kernels.ATTENTION_MAX_DIMS.items() for size in sizes}
     expected |= {(name, d) for name in ("agnostic_tiled_matmul", "agnostic_blocked_matmul") for d in floats}
     assert declared == expected
 
@@ -169,6 +172,7 @@ def test_every_declared_kernel_runs_on_each_cuda_device(cuda_device, monkeypatch
         _run_lstm(rng, cuda_device)
         _run_softmax(rng, cuda_device)
         _run_layer_norm(rng, cuda_device)
+        _run_attention(rng, cuda_device)
         _run_capturable_matmul(cupy, rng)
         _run_contiguous(cupy, rng, cuda_device)
         cupy.cuda.get_current_stream().synchronize()
@@ -261,6 +265,23 @@ def _run_softmax(rng, device):
                 # the gradient subtracts a row's sum of 70 products: float32 rounds it to about 1e-7 of the terms
                 numpy.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12,
                                               atol=1e-6 if dtype == "float32" else 1e-14)
+
+
+def _run_attention(rng, device):
+    """Every instance of the attention kernels (a head size for each bound, causal or not): the output and the three
+    gradients against the CPU's composed form."""
+    for dtype, sizes in cuda_kernels.ATTENTION_MAX_DIMS.items():
+        for size, causal in itertools.product(sizes, (False, True)):
+            arrays = [rng.standard_normal((2, 3, rows, size - 5)).astype(dtype) for rows in (9, 12, 12)]
+            results = []
+            for where in ("cpu", device):
+                q, k, v = (agnostic.tensor(a, device=where, requires_grad=True) for a in arrays)
+                output = functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                output.pow(2).sum().backward()
+                results.append([t.detach().cpu().numpy() for t in (output, q.grad, k.grad, v.grad)])
+            tolerance = 1e-5 if dtype == numpy.float32 else 1e-12
+            for got, expected in zip(results[1], results[0]):
+                numpy.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
 
 
 def _run_layer_norm(rng, device):

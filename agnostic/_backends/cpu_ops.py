@@ -16,6 +16,7 @@ from .special import erf_numpy, library_function
 
 MULTI_TENSOR_KERNELS = False  # no one-launch update of many tensors: optimizers update each host tensor in turn
 ROW_KERNELS = True  # softmax and layer_norm over rows: multi-core kernels for large arrays (see each)
+ATTENTION_KERNELS = False  # attention is composed of batched products and softmax_rows (multi-core each)
 _BLOCK = 1 << 16  # elements per relu_gradient block
 _ONES: dict = {}  # dtype -> the vector of ones column_sums multiplies by
 _FEW_CLASSES = 32  # with at most this many classes and at least _MANY_ROWS rows, reduce column by column

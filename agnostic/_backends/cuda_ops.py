@@ -18,6 +18,7 @@ from .special import library_function
 
 MULTI_TENSOR_KERNELS = True  # optimizers update every contiguous parameter of a dtype in one launch
 ROW_KERNELS = True  # softmax_rows, layer_norm_rows and their gradients: a kernel each where CuPy launches several
+ATTENTION_KERNELS = True  # attention_forward/backward: scaled dot-product attention without the weights in memory
 _ROWS_PER_BLOCK = 8  # one warp per row
 _WARPS = 32  # of the one block that takes up to _ONE_BLOCK_ROWS rows
 _ONE_BLOCK_ROWS = 16384
@@ -439,6 +440,60 @@ def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
         (grad, rows, rows if weight is None else weight, mean, rstd, grad_input, grad_normalized,
          numpy.int64(count), numpy.int64(cols), numpy.int32(weight is not None)))
     return grad_input, column_sums(grad_normalized), column_sums(grad)
+
+
+def attention_fits(dtype, queries, keys, dim, value_dim):
+    """Whether ``attention_forward`` takes (B, H, L, D) queries of ``dtype`` (``queries`` rows) over ``keys`` keys
+    and values of ``dim`` and ``value_dim`` dimensions: float32 with heads up to 128 dimensions, float64 up to 64,
+    some of each, and rows that the grid's second dimension (65535 blocks) covers."""
+    return (_attention_max_dim(dtype, max(dim, value_dim)) is not None and min(queries, keys, dim, value_dim) > 0
+            and max(queries, keys) <= 65535 * cuda_kernels.ATTENTION_WARPS)
+
+
+def _attention_max_dim(dtype, dim):
+    return next((size for size in cuda_kernels.ATTENTION_MAX_DIMS.get(dtype, ()) if dim <= size), None)
+
+
+def attention_forward(q, k, v, out, scale, causal):
+    """``out = softmax(scale * q k^T) v`` over the last two axes of (B, H, L, D) ``q``, (B, H, S, D) ``k`` and
+    (B, H, S, Dv) ``v`` (strided views with a unit last stride; ``out`` too, (B, H, L, Dv)); with ``causal``, query
+    ``i`` sees keys ``j <= i``. One kernel (``agnostic_attention_forward``), the weights never stored; returns the
+    rows' log-sum-exp of the scaled scores, (B, H, L), which ``attention_backward`` needs."""
+    lse = require_cupy().empty(q.shape[:3], q.dtype)
+    _launch_attention("agnostic_attention_forward", q.shape[2], (q, k, v, out, lse), q, k, v, out, scale, causal)
+    return lse
+
+
+def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, causal):
+    """The gradients of ``attention_forward`` for the gradient ``grad`` of its ``out`` (laid out as ``out``),
+    written into ``grad_q``, ``grad_k`` and ``grad_v`` (laid out as ``q``, ``k`` and ``v``): two kernels, a warp per
+    query row for ``grad_q`` and one per key row for the others, the weights computed again from ``lse``."""
+    for target, source in ((grad, out), (grad_q, q), (grad_k, k), (grad_v, v)):
+        if not same_layout(target, source):  # the kernels index both with one set of strides
+            raise ValueError("attention_backward: grad needs the layout of out, each input's gradient that of the "
+                             "input")
+    _launch_attention("agnostic_attention_backward_query", q.shape[2], (q, k, v, out, grad, lse, grad_q),
+                      q, k, v, out, scale, causal)
+    _launch_attention("agnostic_attention_backward_key", k.shape[2], (q, k, v, out, grad, lse, grad_k, grad_v),
+                      q, k, v, out, scale, causal)
+
+
+def same_layout(a, b):
+    """Whether arrays of one shape have the same strides along every axis longer than one (the others are never
+    stepped along)."""
+    return all(x == y for x, y, size in zip(a.strides, b.strides, a.shape) if size > 1)
+
+
+def _launch_attention(name, rows, arrays, q, k, v, out, scale, causal):
+    """Launch attention kernel ``name`` over ``arrays``, a warp per one of ``rows`` rows of each (batch, head)."""
+    batch, heads, queries, dim = q.shape
+    keys, value_dim = v.shape[2], v.shape[3]
+    strides = [numpy.int64(stride // array.itemsize) for array in (q, k, v, out) for stride in array.strides[:3]]
+    kernel = cuda_kernels.kernel(f"{name}_{_attention_max_dim(q.dtype, max(dim, value_dim))}", q.dtype)
+    warps = cuda_kernels.ATTENTION_WARPS
+    kernel((batch * heads, -(-rows // warps)), (32 * warps,),
+           (*arrays, numpy.int64(heads), numpy.int64(queries), numpy.int64(keys), numpy.int64(dim),
+            numpy.int64(value_dim), *strides, numpy.float64(scale), numpy.int32(causal)))
 
 
 def solve_triangular(a, b, lower, unit_diagonal):

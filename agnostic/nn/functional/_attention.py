@@ -1,11 +1,18 @@
-"""scaled_dot_product_attention and multi_head_attention_forward, as torch.nn.functional's (written with agnostic
-ops, so autograd and every device follow)."""
+"""scaled_dot_product_attention and multi_head_attention_forward, as torch.nn.functional's: written with agnostic
+ops, so autograd and every device follow, except where the backend has fused attention kernels
+(``ops.ATTENTION_KERNELS``, CUDA's): there attention without masks or dropout is one recorded operation, a kernel
+forward and two back, as PyTorch's fused attention is."""
 
 import math
+
+import numpy
 
 import agnostic
 
 from ... import _autocast
+from ..._tensor import wrap
+from ...autograd import Function
+from ...autograd.functions import recomputed_gradients
 from ._dropout import dropout
 from ._linear import linear
 from ._padding import pad
@@ -61,6 +68,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key = key.repeat_interleave(heads // key_heads, dim=-3)
         value = value.repeat_interleave(heads // value.shape[-3], dim=-3)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if (attn_mask is None and dropout_p == 0.0 and query.shape[:-2] == key.shape[:-2] == value.shape[:-2]
+            and _fused_attention_applies((query, key, value), query.shape[-2], key.shape[-2], query.shape[-1],
+                                         value.shape[-1])):
+        return _FusedAttention.apply(query, key, value, scale, is_causal)
+    if attn_mask is None and dropout_p == 0.0:
+        return _composed_attention(query, key, value, scale, is_causal)
     scores = agnostic.matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
         length, source = query.shape[-2], key.shape[-2]
@@ -76,6 +89,148 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return agnostic.matmul(weights, value)
+
+
+def _composed_attention(query, key, value, scale, causal):
+    """``softmax(scale * query key^T) value`` of agnostic ops (keys after the query's own position hidden when
+    ``causal``): the fused kernels' reference, and their differentiable form for ``create_graph=True``."""
+    scores = agnostic.matmul(query, key.transpose(-2, -1)) * scale
+    if causal:
+        length, source = query.shape[-2], key.shape[-2]
+        keep = agnostic.ones(length, source, dtype=agnostic.bool, device=query.device).tril()
+        scores = scores.masked_fill(keep.logical_not(), _NEG_INF)
+    return agnostic.matmul(agnostic.softmax(scores, -1), value)
+
+
+_FUSED_DTYPES = frozenset(numpy.dtype(name) for name in ("float32", "float64"))
+
+
+def _fused_attention_applies(tensors, queries, keys, dim, value_dim):
+    """Whether the backend's attention kernels take these tensors (one device and dtype, float32 or float64) of
+    ``queries`` query rows over ``keys`` keys with heads of ``dim`` (``value_dim`` for the values) dimensions."""
+    first = tensors[0]
+    dtype, device = first._data.dtype, first._device
+    ops = device.backend.ops
+    return (ops.ATTENTION_KERNELS and dtype in _FUSED_DTYPES
+            and all(t._device is device and t._data.dtype is dtype for t in tensors[1:])
+            and ops.attention_fits(dtype, queries, keys, dim, value_dim))
+
+
+def _as_heads(array):
+    """A (B, H, rows, D) view of a (..., rows, D) array with a unit last stride (the batch dimensions gathered into
+    B and H as they allow)."""
+    if array.ndim == 4:
+        return array
+    if array.ndim < 4:
+        return array.reshape((1,) * (4 - array.ndim) + array.shape)
+    return array.reshape((-1,) + array.shape[-3:])
+
+
+def _unit_last_stride(xp, array):
+    return array if array.strides[-1] == array.itemsize or array.shape[-1] == 1 else xp.ascontiguousarray(array)
+
+
+class _FusedAttention(Function):
+    """``softmax(scale * q k^T) v`` as one recorded operation on the backend's attention kernels: ``q`` (..., L, D),
+    ``k`` (..., S, D) and ``v`` (..., S, Dv) with the same batch dimensions, read where they lie (a view of heads
+    needs no copy). The (L, S) weights are never stored: the gradient computes them again from each row's
+    log-sum-exp. A recorded backward (``create_graph=True``) differentiates the composed form instead."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, scale, causal):
+        device = q._device
+        backend = device.backend
+        xp = backend.xp
+        with backend.activate():
+            heads = [_as_heads(_unit_last_stride(xp, t._data)) for t in (q, k, v)]
+            out = xp.empty(q._data.shape[:-1] + v._data.shape[-1:], q._data.dtype)
+            lse = backend.ops.attention_forward(*heads, _as_heads(out), scale, causal)
+        ctx.tensors, ctx.scale, ctx.causal = (q, k, v), scale, causal
+        ctx.arrays = heads, out, lse
+        return wrap(out, device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        scale, causal = ctx.scale, ctx.causal
+        if agnostic.is_grad_enabled():
+            return recomputed_gradients(lambda q, k, v: _composed_attention(q, k, v, scale, causal), ctx.tensors,
+                                        (grad,)) + (None, None)
+        heads, out, lse = ctx.arrays
+        device = grad._device
+        backend = device.backend
+        xp = backend.xp
+        with backend.activate():
+            # the kernels write each gradient with its input's strides: an input whose layout has gaps is copied
+            heads, grads = list(heads), []
+            for index, array in enumerate(heads):
+                grad_array = xp.empty_like(array)
+                if not backend.ops.same_layout(grad_array, array):
+                    heads[index] = array = xp.ascontiguousarray(array)
+                    grad_array = xp.empty_like(array)
+                grads.append(grad_array)
+            grad_heads = _as_heads(xp.ascontiguousarray(grad._data, out.dtype))
+            backend.ops.attention_backward(*heads, _as_heads(out), grad_heads, lse, *grads, scale, causal)
+        return tuple(wrap(g.reshape(t._data.shape), device) for g, t in zip(grads, ctx.tensors)) + (None, None)
+
+
+def _packed_heads(array, heads, parts, batch_major):
+    """``parts`` (N, H, L, D) views of a C-contiguous (A, B, parts * H * D) array holding, for each position, the
+    ``parts`` (query, key, value...) side by side, each ``heads`` heads of D: (A, B) is (N, L) when ``batch_major``,
+    else (L, N)."""
+    first, second, width = array.shape
+    split = array.reshape(first, second, parts, heads, width // (parts * heads))
+    axes = (0, 2, 1, 3) if batch_major else (1, 2, 0, 3)
+    return tuple(split[:, :, part].transpose(axes) for part in range(parts))
+
+
+def _composed_packed_attention(projected, heads, scale, batch_major):
+    """``_PackedSelfAttention``'s computation composed of agnostic ops (its differentiable form)."""
+    first, second, width = projected.shape
+    axes = (0, 2, 1, 3) if batch_major else (1, 2, 0, 3)
+    q, k, v = (part.reshape(first, second, heads, width // (3 * heads)).permute(axes)
+               for part in projected.chunk(3, -1))
+    back = (0, 2, 1, 3) if batch_major else (2, 0, 1, 3)
+    return _composed_attention(q, k, v, scale, False).permute(back).reshape(first, second, width // 3)
+
+
+class _PackedSelfAttention(Function):
+    """Multi-head self-attention between the projections, one recorded operation on the backend's attention
+    kernels: ``projected`` (A, B, 3E) holds each position's query, key and value heads side by side (the packed input
+    projection's output), read in place; the heads' outputs come back as (A, B, E) rows, the out projection's
+    input, and the gradient of ``projected`` is written in its packed layout, so that no head is ever copied out or
+    back. (A, B) is (N, L) when ``batch_major``, else (L, N)."""
+
+    @staticmethod
+    def forward(ctx, projected, heads, scale, batch_major):
+        device = projected._device
+        backend = device.backend
+        xp = backend.xp
+        with backend.activate():
+            packed = xp.ascontiguousarray(projected._data)
+            out = xp.empty(packed.shape[:2] + (packed.shape[2] // 3,), packed.dtype)
+            lse = backend.ops.attention_forward(*_packed_heads(packed, heads, 3, batch_major),
+                                                *_packed_heads(out, heads, 1, batch_major), scale, False)
+        ctx.projected, ctx.layout = projected, (heads, scale, batch_major)
+        ctx.arrays = packed, out, lse
+        return wrap(out, device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        heads, scale, batch_major = ctx.layout
+        if agnostic.is_grad_enabled():
+            return recomputed_gradients(lambda projected: _composed_packed_attention(projected, *ctx.layout),
+                                        (ctx.projected,), (grad,)) + (None, None, None)
+        packed, out, lse = ctx.arrays
+        device = grad._device
+        backend = device.backend
+        xp = backend.xp
+        with backend.activate():
+            grad_packed = xp.empty_like(packed)
+            backend.ops.attention_backward(
+                *_packed_heads(packed, heads, 3, batch_major), *_packed_heads(out, heads, 1, batch_major),
+                *_packed_heads(xp.ascontiguousarray(grad._data, out.dtype), heads, 1, batch_major), lse,
+                *_packed_heads(grad_packed, heads, 3, batch_major), scale, False)
+        return wrap(grad_packed, device), None, None, None
 
 
 def _canonical_mask(mask, name, target_dtype):
@@ -136,6 +291,16 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
     attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
+    if (query is key and key is value and not use_separate_proj_weight and not need_weights and attn_mask is None
+            and key_padding_mask is None and bias_k is None and bias_v is None and not add_zero_attn
+            and static_k is None and static_v is None and (dropout_p == 0.0 or not training)
+            and in_proj_weight is not None
+            and _fused_attention_applies([t for t in (query, in_proj_weight, in_proj_bias, out_proj_weight,
+                                                      out_proj_bias) if t is not None],
+                                         length, length, head_dim, head_dim)):
+        output = _packed_self_attention(query, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,
+                                        out_proj_bias)
+        return (output if batched else output.squeeze(1)), None
 
     # ----- input projections -----------------------------------------------------------------------------------
     if not use_separate_proj_weight:
@@ -219,5 +384,16 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         weights = weights.squeeze(0)
     return output, weights
 
+
+def _packed_self_attention(x, heads, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias):
+    """Self-attention of (L, N, E) ``x`` by the fused kernels: the packed projection, ``_PackedSelfAttention``, the
+    out projection. A transposed (N, L, E) tensor (``batch_first``) is projected in its own order, so that no row
+    is copied."""
+    batch_major = x.stride(1) > x.stride(0)
+    rows = x.transpose(0, 1) if batch_major else x
+    projected = linear(rows, in_proj_weight, in_proj_bias)
+    heads_out = _PackedSelfAttention.apply(projected, heads, 1.0 / math.sqrt(x.shape[-1] // heads), batch_major)
+    output = linear(heads_out, out_proj_weight, out_proj_bias)
+    return output.transpose(0, 1) if batch_major else output
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
