@@ -281,7 +281,8 @@ def _run_attention(rng, device):
                 results.append([t.detach().cpu().numpy() for t in (output, q.grad, k.grad, v.grad)])
             tolerance = 1e-5 if dtype == numpy.float32 else 1e-12
             for got, expected in zip(results[1], results[0]):
-                numpy.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+                # a causal first row's query gradient is zero in exact arithmetic, rounding noise of the row's sums
+                numpy.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance * abs(expected).max())
 
 
 def _run_layer_norm(rng, device):

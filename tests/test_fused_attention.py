@@ -1,7 +1,7 @@
 """Fused attention (a backend's ``ATTENTION_KERNELS``: CUDA's): scaled_dot_product_attention and multi-head
 self-attention give the composed form's values and gradients, on the CPU's results, for every head size and length
-the kernels take, strided inputs, causal masks and both dtypes; outside what the kernels take, the composed form
-runs."""
+the kernels take, strided inputs, causal masks, dropout (the same weights dropped for one seed) and both dtypes;
+outside what the kernels take, the composed form runs."""
 
 import numpy
 import pytest
@@ -107,6 +107,40 @@ def test_the_packed_path_is_taken_for_self_attention_without_weights(cuda_device
     assert tuple(weights.shape) == (2, 5, 5)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_dropout_drops_the_weights_the_cpu_drops(cuda_device, dtype, causal):
+    arrays = [RNG.standard_normal((2, 3, rows, 16)).astype(dtype) for rows in (11, 37, 37)]
+
+    def run(device):
+        agnostic.manual_seed(123)
+        output, results = attention_and_gradients(arrays, device, dropout_p=0.4, is_causal=causal)
+        return output, results + [host(agnostic.rand(5, device=device))]  # the generator moved past the same draw
+
+    output, found = run(cuda_device)
+    assert output.grad_fn.name() == "_FusedAttentionBackward"
+    expected = run("cpu")[1]
+    assert_all_close(found, expected, dtype)
+    numpy.testing.assert_array_equal(found[-1], expected[-1])
+
+
+def test_a_training_transformer_layer_drops_the_same_attention_weights_on_every_device(cuda_device):
+    source = RNG.standard_normal((4, 9, 32))
+
+    def run(device):
+        agnostic.manual_seed(3)
+        layer = nn.TransformerEncoderLayer(32, 4, dim_feedforward=48, dropout=0.25, batch_first=True,
+                                           dtype=agnostic.float64).to(device)
+        x = agnostic.tensor(source, device=device).requires_grad_()
+        agnostic.manual_seed(4)  # every device's generator at the start of its stream (the CPU's drew the weights)
+        output = layer(x)
+        (grad,) = agnostic.autograd.grad(output.pow(2).sum(), x, create_graph=True)  # and through the composed form
+        grad.sum().backward()
+        return [host(output), host(grad)] + [host(p.grad) for p in layer.parameters()]
+
+    assert_all_close(run(cuda_device), run("cpu"), "float64")
+
+
 def test_fused_attention_passes_gradcheck(cuda_device):
     q, k, v = (agnostic.tensor(RNG.standard_normal(shape), device=cuda_device).requires_grad_()
                for shape in ((1, 2, 4, 3), (1, 2, 5, 3), (1, 2, 5, 2)))
@@ -129,7 +163,7 @@ def test_second_order_gradients_go_through_the_composed_form(device):
 
 
 def test_the_composed_form_runs_beyond_the_kernels(cuda_device):
-    # float32 heads over 128 dimensions, float64 over 64, float16, a mask, dropout: composed, still right
+    # float32 heads over 128 dimensions, float64 over 64, a mask: composed, still right
     arrays = [RNG.standard_normal((1, 2, 3, 130)).astype("float32") for _ in range(3)]
     output, found = attention_and_gradients(arrays, cuda_device)
     assert output.grad_fn.name() != "_FusedAttentionBackward"

@@ -878,272 +878,6 @@ for _name in ("agnostic_layer_norm_rows", "agnostic_layer_norm_backward_rows"):
     _declares(_name, _FLOATS)(_template(_name, _LAYER_NORM_SOURCE))
 
 
-# ----- attention (agnostic.nn.functional's fused scaled dot-product attention) -------------------------------------
-# softmax(scale * q k^T) v for each (batch, head), q, k, v and the output strided views of (B, H, L or S, D) with
-# unit last stride (the heads of a packed projection, read in place). FlashAttention's scheme in its simplest form:
-# the keys and values pass through shared memory a tile of 32 at a time, a warp per query row keeps a running
-# maximum, sum and output (the online softmax), and the row's log-sum-exp is kept for the gradient, which computes
-# the weights again instead of storing them. The gradient is two kernels, one a warp per query row (dq) and one a
-# warp per key row (dk and dv), so that no two blocks add into one value: the results are deterministic.
-# Each lane of a warp works on one key (or query) of the tile for the dot products, and on the dimensions lane,
-# lane + 32, ... of its own row for the sums over the tile. MAX_D (32, 64 or 128) bounds the head size.
-_ATTENTION_SOURCE = _SOFTMAX_SOURCE + r"""
-#define AGNOSTIC_ATTENTION_TILE 32
-#define AGNOSTIC_ATTENTION_WARPS 8
-
-template <typename T> __device__ __forceinline__ T agnostic_minus_infinity();
-template <> __device__ __forceinline__ float agnostic_minus_infinity<float>() { return __int_as_float(0xff800000); }
-template <> __device__ __forceinline__ double agnostic_minus_infinity<double>() {
-    return __longlong_as_double(0xfff0000000000000ULL);
-}
-
-struct AgnosticAttentionShape {
-    long long heads, queries, keys, dim, value_dim;
-    long long q[3], k[3], v[3], o[3];  // element strides of batch, head and row
-};
-
-// The shape comes as separate integers (what a CuPy launch passes) and is gathered into `shape`.
-#define AGNOSTIC_ATTENTION_SHAPE_PARAMETERS long long heads_, long long queries_, long long keys_, long long dim_, \
-    long long value_dim_, long long q0, long long q1, long long q2, long long k0, long long k1, long long k2, \
-    long long v0, long long v1, long long v2, long long o0, long long o1, long long o2
-#define AGNOSTIC_ATTENTION_SHAPE const AgnosticAttentionShape shape = \
-    {heads_, queries_, keys_, dim_, value_dim_, {q0, q1, q2}, {k0, k1, k2}, {v0, v1, v2}, {o0, o1, o2}}
-
-// Rows [start, start + 32) of a (rows, dim) matrix at `base` with row stride `stride` into `tile`, zeros past `rows`.
-template <typename T, int MAX_D>
-__device__ __forceinline__ void agnostic_load_tile(T (*tile)[MAX_D + 1], const T* base, long long stride,
-                                                   long long start, long long rows, long long dim) {
-    for (long long index = threadIdx.x; index < AGNOSTIC_ATTENTION_TILE * dim; index += blockDim.x) {
-        const long long row = index / dim, column = index % dim;
-        tile[row][column] = start + row < rows ? base[(start + row) * stride + column] : (T)0;
-    }
-}
-
-template <typename T, int MAX_D>
-__global__ void agnostic_attention_forward(const T* q, const T* k, const T* v, T* o, T* lse,
-                                           AGNOSTIC_ATTENTION_SHAPE_PARAMETERS, double scale_, int causal) {
-    AGNOSTIC_ATTENTION_SHAPE;
-    constexpr int PER_LANE = MAX_D / 32;
-    __shared__ T keys[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
-    __shared__ T values[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
-    __shared__ T query_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
-    __shared__ T weights[AGNOSTIC_ATTENTION_WARPS][AGNOSTIC_ATTENTION_TILE];
-    const T scale = (T)scale_;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const long long b = blockIdx.x / shape.heads, h = blockIdx.x % shape.heads;
-    const long long first_row = (long long)blockIdx.y * AGNOSTIC_ATTENTION_WARPS, row = first_row + warp;
-    const bool active = row < shape.queries;
-    const T* qb = q + b * shape.q[0] + h * shape.q[1];
-    const T* kb = k + b * shape.k[0] + h * shape.k[1];
-    const T* vb = v + b * shape.v[0] + h * shape.v[1];
-    if (active)
-        for (long long d = lane; d < shape.dim; d += 32) query_rows[warp][d] = qb[row * shape.q[2] + d];
-    T out[PER_LANE];
-    for (int r = 0; r < PER_LANE; ++r) out[r] = 0;
-    T largest = agnostic_minus_infinity<T>(), total = 0;
-    const long long last_row = min(shape.queries, first_row + AGNOSTIC_ATTENTION_WARPS) - 1;
-    const long long key_end = causal ? min(shape.keys, last_row + 1) : shape.keys;
-    for (long long start = 0; start < key_end; start += AGNOSTIC_ATTENTION_TILE) {
-        __syncthreads();
-        agnostic_load_tile<T, MAX_D>(keys, kb, shape.k[2], start, shape.keys, shape.dim);
-        agnostic_load_tile<T, MAX_D>(values, vb, shape.v[2], start, shape.keys, shape.value_dim);
-        __syncthreads();
-        if (!active) continue;
-        const long long key = start + lane;
-        const bool valid = key < shape.keys && (!causal || key <= row);
-        T score = 0;
-        for (long long d = 0; d < shape.dim; ++d) score += query_rows[warp][d] * keys[lane][d];
-        score = valid ? score * scale : agnostic_minus_infinity<T>();
-        // the first tile holds key 0, which every row keeps: from then on `largest` is finite (or NaN)
-        const T new_largest = agnostic_nan_max(largest, agnostic_warp_max(score));
-        const T weight = valid ? exp(score - new_largest) : (T)0;
-        const T shrink = exp(largest - new_largest);
-        total = total * shrink + agnostic_warp_sum(weight);
-        largest = new_largest;
-        weights[warp][lane] = weight;
-        __syncwarp();
-        for (int r = 0; r < PER_LANE; ++r) {
-            const long long d = lane + 32 * r;
-            if (d >= shape.value_dim) break;
-            T sum = out[r] * shrink;
-            for (int j = 0; j < AGNOSTIC_ATTENTION_TILE; ++j) sum += weights[warp][j] * values[j][d];
-            out[r] = sum;
-        }
-        __syncwarp();
-    }
-    if (!active) return;
-    T* ob = o + b * shape.o[0] + h * shape.o[1] + row * shape.o[2];
-    for (int r = 0; r < PER_LANE; ++r) {
-        const long long d = lane + 32 * r;
-        if (d < shape.value_dim) ob[d] = out[r] / total;
-    }
-    if (lane == 0) lse[(long long)blockIdx.x * shape.queries + row] = largest + log(total);
-}
-
-// dO . O for one row, summed over the warp (every lane gets it): the softmax gradient's correction term.
-template <typename T>
-__device__ __forceinline__ T agnostic_row_dot(const T* a, const T* b, long long dim) {
-    T sum = 0;
-    for (long long d = threadIdx.x % 32; d < dim; d += 32) sum += a[d] * b[d];
-    return agnostic_warp_sum(sum);
-}
-
-template <typename T, int MAX_D>
-__global__ void agnostic_attention_backward_query(const T* q, const T* k, const T* v, const T* o, const T* grad,
-                                                  const T* lse, T* grad_q, AGNOSTIC_ATTENTION_SHAPE_PARAMETERS,
-                                                  double scale_, int causal) {
-    // grad and grad_q have the strides of o and q
-    AGNOSTIC_ATTENTION_SHAPE;
-    constexpr int PER_LANE = MAX_D / 32;
-    __shared__ T keys[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
-    __shared__ T values[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
-    __shared__ T query_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
-    __shared__ T grad_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
-    __shared__ T score_grads[AGNOSTIC_ATTENTION_WARPS][AGNOSTIC_ATTENTION_TILE];
-    const T scale = (T)scale_;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const long long b = blockIdx.x / shape.heads, h = blockIdx.x % shape.heads;
-    const long long first_row = (long long)blockIdx.y * AGNOSTIC_ATTENTION_WARPS, row = first_row + warp;
-    const bool active = row < shape.queries;
-    const long long q_offset = b * shape.q[0] + h * shape.q[1], o_offset = b * shape.o[0] + h * shape.o[1];
-    const T* kb = k + b * shape.k[0] + h * shape.k[1];
-    const T* vb = v + b * shape.v[0] + h * shape.v[1];
-    T correction = 0, row_lse = 0;
-    if (active) {
-        const T* g = grad + o_offset + row * shape.o[2];
-        for (long long d = lane; d < shape.dim; d += 32) query_rows[warp][d] = q[q_offset + row * shape.q[2] + d];
-        for (long long d = lane; d < shape.value_dim; d += 32) grad_rows[warp][d] = g[d];
-        correction = agnostic_row_dot(g, o + o_offset + row * shape.o[2], shape.value_dim);
-        row_lse = lse[(long long)blockIdx.x * shape.queries + row];
-    }
-    T out[PER_LANE];
-    for (int r = 0; r < PER_LANE; ++r) out[r] = 0;
-    const long long last_row = min(shape.queries, first_row + AGNOSTIC_ATTENTION_WARPS) - 1;
-    const long long key_end = causal ? min(shape.keys, last_row + 1) : shape.keys;
-    for (long long start = 0; start < key_end; start += AGNOSTIC_ATTENTION_TILE) {
-        __syncthreads();
-        agnostic_load_tile<T, MAX_D>(keys, kb, shape.k[2], start, shape.keys, shape.dim);
-        agnostic_load_tile<T, MAX_D>(values, vb, shape.v[2], start, shape.keys, shape.value_dim);
-        __syncthreads();
-        if (!active) continue;
-        const long long key = start + lane;
-        const bool valid = key < shape.keys && (!causal || key <= row);
-        T score = 0, weight_grad = 0;
-        for (long long d = 0; d < shape.dim; ++d) score += query_rows[warp][d] * keys[lane][d];
-        for (long long d = 0; d < shape.value_dim; ++d) weight_grad += grad_rows[warp][d] * values[lane][d];
-        const T weight = valid ? exp(score * scale - row_lse) : (T)0;
-        score_grads[warp][lane] = weight * (weight_grad - correction);
-        __syncwarp();
-        for (int r = 0; r < PER_LANE; ++r) {
-            const long long d = lane + 32 * r;
-            if (d >= shape.dim) break;
-            T sum = out[r];
-            for (int j = 0; j < AGNOSTIC_ATTENTION_TILE; ++j) sum += score_grads[warp][j] * keys[j][d];
-            out[r] = sum;
-        }
-        __syncwarp();
-    }
-    if (!active) return;
-    T* gq = grad_q + q_offset + row * shape.q[2];
-    for (int r = 0; r < PER_LANE; ++r) {
-        const long long d = lane + 32 * r;
-        if (d < shape.dim) gq[d] = out[r] * scale;
-    }
-}
-
-template <typename T, int MAX_D>
-__global__ void agnostic_attention_backward_key(const T* q, const T* k, const T* v, const T* o, const T* grad,
-                                                const T* lse, T* grad_k, T* grad_v, AGNOSTIC_ATTENTION_SHAPE_PARAMETERS,
-                                                double scale_, int causal) {
-    // grad has the strides of o, grad_k and grad_v those of k and v
-    AGNOSTIC_ATTENTION_SHAPE;
-    constexpr int PER_LANE = MAX_D / 32;
-    __shared__ T queries[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
-    __shared__ T grads[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
-    __shared__ T key_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
-    __shared__ T value_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
-    __shared__ T tile_lse[AGNOSTIC_ATTENTION_TILE], corrections[AGNOSTIC_ATTENTION_TILE];
-    __shared__ T weights[AGNOSTIC_ATTENTION_WARPS][AGNOSTIC_ATTENTION_TILE];
-    __shared__ T score_grads[AGNOSTIC_ATTENTION_WARPS][AGNOSTIC_ATTENTION_TILE];
-    const T scale = (T)scale_;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const long long b = blockIdx.x / shape.heads, h = blockIdx.x % shape.heads;
-    const long long first_key = (long long)blockIdx.y * AGNOSTIC_ATTENTION_WARPS, key = first_key + warp;
-    const bool active = key < shape.keys;
-    const T* qb = q + b * shape.q[0] + h * shape.q[1];
-    const T* ob = o + b * shape.o[0] + h * shape.o[1];
-    const T* gb = grad + b * shape.o[0] + h * shape.o[1];
-    const T* lb = lse + (long long)blockIdx.x * shape.queries;
-    const long long k_offset = b * shape.k[0] + h * shape.k[1], v_offset = b * shape.v[0] + h * shape.v[1];
-    if (active) {
-        for (long long d = lane; d < shape.dim; d += 32) key_rows[warp][d] = k[k_offset + key * shape.k[2] + d];
-        for (long long d = lane; d < shape.value_dim; d += 32)
-            value_rows[warp][d] = v[v_offset + key * shape.v[2] + d];
-    }
-    T key_out[PER_LANE], value_out[PER_LANE];
-    for (int r = 0; r < PER_LANE; ++r) key_out[r] = value_out[r] = 0;
-    // causal: rows before the block's first key keep none of its keys
-    const long long query_start = causal ? first_key / AGNOSTIC_ATTENTION_TILE * AGNOSTIC_ATTENTION_TILE : 0;
-    for (long long start = query_start; start < shape.queries; start += AGNOSTIC_ATTENTION_TILE) {
-        __syncthreads();
-        agnostic_load_tile<T, MAX_D>(queries, qb, shape.q[2], start, shape.queries, shape.dim);
-        agnostic_load_tile<T, MAX_D>(grads, gb, shape.o[2], start, shape.queries, shape.value_dim);
-        for (int j = warp; j < AGNOSTIC_ATTENTION_TILE; j += AGNOSTIC_ATTENTION_WARPS) {
-            const long long row = start + j;
-            const T c = row < shape.queries ? agnostic_row_dot(gb + row * shape.o[2], ob + row * shape.o[2],
-                                                               shape.value_dim) : (T)0;
-            if (lane == 0) {
-                corrections[j] = c;
-                tile_lse[j] = row < shape.queries ? lb[row] : (T)0;
-            }
-        }
-        __syncthreads();
-        if (!active) continue;
-        const long long row = start + lane;
-        const bool valid = row < shape.queries && (!causal || key <= row);
-        T score = 0, weight_grad = 0;
-        for (long long d = 0; d < shape.dim; ++d) score += queries[lane][d] * key_rows[warp][d];
-        for (long long d = 0; d < shape.value_dim; ++d) weight_grad += grads[lane][d] * value_rows[warp][d];
-        const T weight = valid ? exp(score * scale - tile_lse[lane]) : (T)0;
-        weights[warp][lane] = weight;
-        score_grads[warp][lane] = weight * (weight_grad - corrections[lane]);
-        __syncwarp();
-        for (int r = 0; r < PER_LANE; ++r) {
-            const long long d = lane + 32 * r;
-            if (d < shape.dim) {
-                T sum = key_out[r];
-                for (int i = 0; i < AGNOSTIC_ATTENTION_TILE; ++i) sum += score_grads[warp][i] * queries[i][d];
-                key_out[r] = sum;
-            }
-            if (d < shape.value_dim) {
-                T sum = value_out[r];
-                for (int i = 0; i < AGNOSTIC_ATTENTION_TILE; ++i) sum += weights[warp][i] * grads[i][d];
-                value_out[r] = sum;
-            }
-        }
-        __syncwarp();
-    }
-    if (!active) return;
-    T* gk = grad_k + k_offset + key * shape.k[2];
-    T* gv = grad_v + v_offset + key * shape.v[2];
-    for (int r = 0; r < PER_LANE; ++r) {
-        const long long d = lane + 32 * r;
-        if (d < shape.dim) gk[d] = key_out[r] * scale;
-        if (d < shape.value_dim) gv[d] = value_out[r];
-    }
-}
-"""
-ATTENTION_TILE = 32  # keys (or queries) a block brings into shared memory at a time, as the source has it
-ATTENTION_WARPS = 8  # query (or key) rows a block computes, a warp each
-# The head sizes each instance takes: float's shared tiles fit 48 KiB up to 128, double's up to 64.
-ATTENTION_MAX_DIMS = {numpy.dtype(numpy.float32): (32, 64, 128), numpy.dtype(numpy.float64): (32, 64)}
-
-for _name in ("agnostic_attention_forward", "agnostic_attention_backward_query", "agnostic_attention_backward_key"):
-    for _max_dim in (32, 64, 128):
-        _declares(f"{_name}_{_max_dim}", [dtype for dtype, dims in ATTENTION_MAX_DIMS.items() if _max_dim in dims])(
-            _template(_name, _ATTENTION_SOURCE, _max_dim))
-
-
 # ----- optimizer updates, one multi-tensor kernel per algorithm and dtype (agnostic.optim._fused) ------------------
 MULTI_TENSOR_CHUNK = 4096  # elements per thread block: the host's launch table splits tensors into chunks this size
 
@@ -1319,7 +1053,7 @@ for _name in MULTI_TENSOR_UPDATES:
 
 
 # ----- Philox random draws, one kernel thread per Philox block (agnostic._backends.philox) -------------------------
-_PHILOX_SOURCE = r"""
+_PHILOX_DEVICE_SOURCE = r"""
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
@@ -1377,6 +1111,9 @@ __device__ __forceinline__ double affine(double x, double scale, double low) {
     return __dadd_rn(__dmul_rn(x, scale), low);
 }
 
+"""
+
+_PHILOX_SOURCE = _PHILOX_DEVICE_SOURCE + r"""
 // Draws are allocated 16-byte aligned and start each thread at a multiple of 32 bytes: full blocks store as vectors.
 __device__ __forceinline__ void store(float* out, u64 first, u64 count, const float (&value)[8]) {
     if (first + 8 <= count) {
@@ -1528,6 +1265,307 @@ def _philox(name):
 for _name in ("philox_uniform_float32", "philox_uniform_float64", "philox_normal_float32", "philox_normal_float64",
               "philox_integers"):
     _declares(_name)(_philox(_name))
+
+
+# ----- attention (agnostic.nn.functional's fused scaled dot-product attention) -------------------------------------
+# softmax(scale * q k^T) v for each (batch, head), q, k, v and the output strided views of (B, H, L or S, D) with
+# unit last stride (the heads of a packed projection, read in place). FlashAttention's scheme in its simplest form:
+# the keys and values pass through shared memory a tile of 32 at a time, a warp per query row keeps a running
+# maximum, sum and output (the online softmax), and the row's log-sum-exp is kept for the gradient, which computes
+# the weights again instead of storing them. The gradient is two kernels, one a warp per query row (dq) and one a
+# warp per key row (dk and dv), so that no two blocks add into one value: the results are deterministic.
+# Each lane of a warp works on one key (or query) of the tile for the dot products, and on the dimensions lane,
+# lane + 32, ... of its own row for the sums over the tile. MAX_D (32, 64 or 128) bounds the head size.
+_ATTENTION_SOURCE = _SOFTMAX_SOURCE + _PHILOX_DEVICE_SOURCE + r"""
+#define AGNOSTIC_ATTENTION_TILE 32
+#define AGNOSTIC_ATTENTION_WARPS 8
+
+template <typename T> __device__ __forceinline__ T agnostic_minus_infinity();
+template <> __device__ __forceinline__ float agnostic_minus_infinity<float>() { return __int_as_float(0xff800000); }
+template <> __device__ __forceinline__ double agnostic_minus_infinity<double>() {
+    return __longlong_as_double(0xfff0000000000000ULL);
+}
+
+struct AgnosticAttentionShape {
+    long long heads, queries, keys, dim, value_dim;
+    long long q[3], k[3], v[3], o[3];  // element strides of batch, head and row
+};
+
+// The shape comes as separate integers (what a CuPy launch passes) and is gathered into `shape`.
+#define AGNOSTIC_ATTENTION_SHAPE_PARAMETERS long long heads_, long long queries_, long long keys_, long long dim_, \
+    long long value_dim_, long long q0, long long q1, long long q2, long long k0, long long k1, long long k2, \
+    long long v0, long long v1, long long v2, long long o0, long long o1, long long o2
+#define AGNOSTIC_ATTENTION_SHAPE const AgnosticAttentionShape shape = \
+    {heads_, queries_, keys_, dim_, value_dim_, {q0, q1, q2}, {k0, k1, k2}, {v0, v1, v2}, {o0, o1, o2}}
+
+// Dropout of the weights: weight (b, h, i, j) is kept with probability `keep`, then scaled by 1 / keep, by the
+// uniform that agnostic.bernoulli draws for element ((b * H + h) * L + i) * S + j of a (B, H, L, S) tensor from the
+// Philox stream at (key, base) (philox.py's float32 and float64 uniforms), so that for one seed the CPU's composed
+// dropout and these kernels drop the same weights.
+#define AGNOSTIC_DROPOUT_PARAMETERS u64 dropout_key, u64 dropout_base_lo, u64 dropout_base_hi, double keep_, \
+    int dropping
+#define AGNOSTIC_DROPOUT_ARGUMENTS dropout_key, dropout_base_lo, dropout_base_hi, keep_, dropping
+
+__device__ __forceinline__ bool agnostic_keeps(float keep, u64 key, u64 base_lo, u64 base_hi, u64 element) {
+    const Block block = philox_block(key, 0ULL, base_lo, base_hi, element / 8);
+    return uniform_float(half_word(block, (int)(element % 8)), 8, 5.9604644775390625e-08f) < keep;
+}
+
+__device__ __forceinline__ bool agnostic_keeps(double keep, u64 key, u64 base_lo, u64 base_hi, u64 element) {
+    const Block block = philox_block(key, 0ULL, base_lo, base_hi, element / 4);
+    return uniform_double(block.v[element % 4], 11, 1.1102230246251565e-16) < keep;
+}
+
+// `value` times 1 / keep for a weight that dropout keeps, zero for one it drops; `value` itself without dropout.
+template <typename T>
+__device__ __forceinline__ T agnostic_dropped(T value, AGNOSTIC_DROPOUT_PARAMETERS, u64 element) {
+    if (!dropping) return value;
+    const T keep = (T)keep_;
+    return agnostic_keeps(keep, dropout_key, dropout_base_lo, dropout_base_hi, element) ? value * ((T)1 / keep)
+                                                                                         : (T)0;
+}
+
+// Rows [start, start + 32) of a (rows, dim) matrix at `base` with row stride `stride` into `tile`, zeros past `rows`.
+template <typename T, int MAX_D>
+__device__ __forceinline__ void agnostic_load_tile(T (*tile)[MAX_D + 1], const T* base, long long stride,
+                                                   long long start, long long rows, long long dim) {
+    for (long long index = threadIdx.x; index < AGNOSTIC_ATTENTION_TILE * dim; index += blockDim.x) {
+        const long long row = index / dim, column = index % dim;
+        tile[row][column] = start + row < rows ? base[(start + row) * stride + column] : (T)0;
+    }
+}
+
+template <typename T, int MAX_D>
+__global__ void agnostic_attention_forward(const T* q, const T* k, const T* v, T* o, T* lse,
+                                           AGNOSTIC_ATTENTION_SHAPE_PARAMETERS, double scale_, int causal,
+    AGNOSTIC_DROPOUT_PARAMETERS) {
+    AGNOSTIC_ATTENTION_SHAPE;
+    constexpr int PER_LANE = MAX_D / 32;
+    __shared__ T keys[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
+    __shared__ T values[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
+    __shared__ T query_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
+    __shared__ T weights[AGNOSTIC_ATTENTION_WARPS][AGNOSTIC_ATTENTION_TILE];
+    const T scale = (T)scale_;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const long long b = blockIdx.x / shape.heads, h = blockIdx.x % shape.heads;
+    const long long first_row = (long long)blockIdx.y * AGNOSTIC_ATTENTION_WARPS, row = first_row + warp;
+    const bool active = row < shape.queries;
+    const T* qb = q + b * shape.q[0] + h * shape.q[1];
+    const T* kb = k + b * shape.k[0] + h * shape.k[1];
+    const T* vb = v + b * shape.v[0] + h * shape.v[1];
+    if (active)
+        for (long long d = lane; d < shape.dim; d += 32) query_rows[warp][d] = qb[row * shape.q[2] + d];
+    T out[PER_LANE];
+    for (int r = 0; r < PER_LANE; ++r) out[r] = 0;
+    T largest = agnostic_minus_infinity<T>(), total = 0;
+    const long long last_row = min(shape.queries, first_row + AGNOSTIC_ATTENTION_WARPS) - 1;
+    const long long key_end = causal ? min(shape.keys, last_row + 1) : shape.keys;
+    for (long long start = 0; start < key_end; start += AGNOSTIC_ATTENTION_TILE) {
+        __syncthreads();
+        agnostic_load_tile<T, MAX_D>(keys, kb, shape.k[2], start, shape.keys, shape.dim);
+        agnostic_load_tile<T, MAX_D>(values, vb, shape.v[2], start, shape.keys, shape.value_dim);
+        __syncthreads();
+        if (!active) continue;
+        const long long key = start + lane;
+        const bool valid = key < shape.keys && (!causal || key <= row);
+        T score = 0;
+        for (long long d = 0; d < shape.dim; ++d) score += query_rows[warp][d] * keys[lane][d];
+        score = valid ? score * scale : agnostic_minus_infinity<T>();
+        // the first tile holds key 0, which every row keeps: from then on `largest` is finite (or NaN)
+        const T new_largest = agnostic_nan_max(largest, agnostic_warp_max(score));
+        const T weight = valid ? exp(score - new_largest) : (T)0;
+        const T shrink = exp(largest - new_largest);
+        total = total * shrink + agnostic_warp_sum(weight);
+        largest = new_largest;
+        weights[warp][lane] = agnostic_dropped(weight, AGNOSTIC_DROPOUT_ARGUMENTS,
+                                               ((u64)blockIdx.x * shape.queries + row) * shape.keys + key);
+        __syncwarp();
+        for (int r = 0; r < PER_LANE; ++r) {
+            const long long d = lane + 32 * r;
+            if (d >= shape.value_dim) break;
+            T sum = out[r] * shrink;
+            for (int j = 0; j < AGNOSTIC_ATTENTION_TILE; ++j) sum += weights[warp][j] * values[j][d];
+            out[r] = sum;
+        }
+        __syncwarp();
+    }
+    if (!active) return;
+    T* ob = o + b * shape.o[0] + h * shape.o[1] + row * shape.o[2];
+    for (int r = 0; r < PER_LANE; ++r) {
+        const long long d = lane + 32 * r;
+        if (d < shape.value_dim) ob[d] = out[r] / total;
+    }
+    if (lane == 0) lse[(long long)blockIdx.x * shape.queries + row] = largest + log(total);
+}
+
+// dO . O for one row, summed over the warp (every lane gets it): the softmax gradient's correction term.
+template <typename T>
+__device__ __forceinline__ T agnostic_row_dot(const T* a, const T* b, long long dim) {
+    T sum = 0;
+    for (long long d = threadIdx.x % 32; d < dim; d += 32) sum += a[d] * b[d];
+    return agnostic_warp_sum(sum);
+}
+
+template <typename T, int MAX_D>
+__global__ void agnostic_attention_backward_query(const T* q, const T* k, const T* v, const T* o, const T* grad,
+                                                  const T* lse, T* grad_q, AGNOSTIC_ATTENTION_SHAPE_PARAMETERS,
+                                                  double scale_, int causal,
+    AGNOSTIC_DROPOUT_PARAMETERS) {
+    // grad and grad_q have the strides of o and q
+    AGNOSTIC_ATTENTION_SHAPE;
+    constexpr int PER_LANE = MAX_D / 32;
+    __shared__ T keys[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
+    __shared__ T values[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
+    __shared__ T query_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
+    __shared__ T grad_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
+    __shared__ T score_grads[AGNOSTIC_ATTENTION_WARPS][AGNOSTIC_ATTENTION_TILE];
+    const T scale = (T)scale_;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const long long b = blockIdx.x / shape.heads, h = blockIdx.x % shape.heads;
+    const long long first_row = (long long)blockIdx.y * AGNOSTIC_ATTENTION_WARPS, row = first_row + warp;
+    const bool active = row < shape.queries;
+    const long long q_offset = b * shape.q[0] + h * shape.q[1], o_offset = b * shape.o[0] + h * shape.o[1];
+    const T* kb = k + b * shape.k[0] + h * shape.k[1];
+    const T* vb = v + b * shape.v[0] + h * shape.v[1];
+    T correction = 0, row_lse = 0;
+    if (active) {
+        const T* g = grad + o_offset + row * shape.o[2];
+        for (long long d = lane; d < shape.dim; d += 32) query_rows[warp][d] = q[q_offset + row * shape.q[2] + d];
+        for (long long d = lane; d < shape.value_dim; d += 32) grad_rows[warp][d] = g[d];
+        correction = agnostic_row_dot(g, o + o_offset + row * shape.o[2], shape.value_dim);
+        row_lse = lse[(long long)blockIdx.x * shape.queries + row];
+    }
+    T out[PER_LANE];
+    for (int r = 0; r < PER_LANE; ++r) out[r] = 0;
+    const long long last_row = min(shape.queries, first_row + AGNOSTIC_ATTENTION_WARPS) - 1;
+    const long long key_end = causal ? min(shape.keys, last_row + 1) : shape.keys;
+    for (long long start = 0; start < key_end; start += AGNOSTIC_ATTENTION_TILE) {
+        __syncthreads();
+        agnostic_load_tile<T, MAX_D>(keys, kb, shape.k[2], start, shape.keys, shape.dim);
+        agnostic_load_tile<T, MAX_D>(values, vb, shape.v[2], start, shape.keys, shape.value_dim);
+        __syncthreads();
+        if (!active) continue;
+        const long long key = start + lane;
+        const bool valid = key < shape.keys && (!causal || key <= row);
+        T score = 0, weight_grad = 0;
+        for (long long d = 0; d < shape.dim; ++d) score += query_rows[warp][d] * keys[lane][d];
+        for (long long d = 0; d < shape.value_dim; ++d) weight_grad += grad_rows[warp][d] * values[lane][d];
+        const T weight = valid ? exp(score * scale - row_lse) : (T)0;
+        const u64 element = ((u64)blockIdx.x * shape.queries + row) * shape.keys + key;
+        score_grads[warp][lane] = weight * (agnostic_dropped(weight_grad, AGNOSTIC_DROPOUT_ARGUMENTS, element)
+                                            - correction);
+        __syncwarp();
+        for (int r = 0; r < PER_LANE; ++r) {
+            const long long d = lane + 32 * r;
+            if (d >= shape.dim) break;
+            T sum = out[r];
+            for (int j = 0; j < AGNOSTIC_ATTENTION_TILE; ++j) sum += score_grads[warp][j] * keys[j][d];
+            out[r] = sum;
+        }
+        __syncwarp();
+    }
+    if (!active) return;
+    T* gq = grad_q + q_offset + row * shape.q[2];
+    for (int r = 0; r < PER_LANE; ++r) {
+        const long long d = lane + 32 * r;
+        if (d < shape.dim) gq[d] = out[r] * scale;
+    }
+}
+
+template <typename T, int MAX_D>
+__global__ void agnostic_attention_backward_key(const T* q, const T* k, const T* v, const T* o, const T* grad,
+                                                const T* lse, T* grad_k, T* grad_v, AGNOSTIC_ATTENTION_SHAPE_PARAMETERS,
+                                                double scale_, int causal,
+    AGNOSTIC_DROPOUT_PARAMETERS) {
+    // grad has the strides of o, grad_k and grad_v those of k and v
+    AGNOSTIC_ATTENTION_SHAPE;
+    constexpr int PER_LANE = MAX_D / 32;
+    __shared__ T queries[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
+    __shared__ T grads[AGNOSTIC_ATTENTION_TILE][MAX_D + 1];
+    __shared__ T key_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
+    __shared__ T value_rows[AGNOSTIC_ATTENTION_WARPS][MAX_D];
+    __shared__ T tile_lse[AGNOSTIC_ATTENTION_TILE], corrections[AGNOSTIC_ATTENTION_TILE];
+    __shared__ T weights[AGNOSTIC_ATTENTION_WARPS][AGNOSTIC_ATTENTION_TILE];
+    __shared__ T score_grads[AGNOSTIC_ATTENTION_WARPS][AGNOSTIC_ATTENTION_TILE];
+    const T scale = (T)scale_;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const long long b = blockIdx.x / shape.heads, h = blockIdx.x % shape.heads;
+    const long long first_key = (long long)blockIdx.y * AGNOSTIC_ATTENTION_WARPS, key = first_key + warp;
+    const bool active = key < shape.keys;
+    const T* qb = q + b * shape.q[0] + h * shape.q[1];
+    const T* ob = o + b * shape.o[0] + h * shape.o[1];
+    const T* gb = grad + b * shape.o[0] + h * shape.o[1];
+    const T* lb = lse + (long long)blockIdx.x * shape.queries;
+    const long long k_offset = b * shape.k[0] + h * shape.k[1], v_offset = b * shape.v[0] + h * shape.v[1];
+    if (active) {
+        for (long long d = lane; d < shape.dim; d += 32) key_rows[warp][d] = k[k_offset + key * shape.k[2] + d];
+        for (long long d = lane; d < shape.value_dim; d += 32)
+            value_rows[warp][d] = v[v_offset + key * shape.v[2] + d];
+    }
+    T key_out[PER_LANE], value_out[PER_LANE];
+    for (int r = 0; r < PER_LANE; ++r) key_out[r] = value_out[r] = 0;
+    // causal: rows before the block's first key keep none of its keys
+    const long long query_start = causal ? first_key / AGNOSTIC_ATTENTION_TILE * AGNOSTIC_ATTENTION_TILE : 0;
+    for (long long start = query_start; start < shape.queries; start += AGNOSTIC_ATTENTION_TILE) {
+        __syncthreads();
+        agnostic_load_tile<T, MAX_D>(queries, qb, shape.q[2], start, shape.queries, shape.dim);
+        agnostic_load_tile<T, MAX_D>(grads, gb, shape.o[2], start, shape.queries, shape.value_dim);
+        for (int j = warp; j < AGNOSTIC_ATTENTION_TILE; j += AGNOSTIC_ATTENTION_WARPS) {
+            const long long row = start + j;
+            const T c = row < shape.queries ? agnostic_row_dot(gb + row * shape.o[2], ob + row * shape.o[2],
+                                                               shape.value_dim) : (T)0;
+            if (lane == 0) {
+                corrections[j] = c;
+                tile_lse[j] = row < shape.queries ? lb[row] : (T)0;
+            }
+        }
+        __syncthreads();
+        if (!active) continue;
+        const long long row = start + lane;
+        const bool valid = row < shape.queries && (!causal || key <= row);
+        T score = 0, weight_grad = 0;
+        for (long long d = 0; d < shape.dim; ++d) score += queries[lane][d] * key_rows[warp][d];
+        for (long long d = 0; d < shape.value_dim; ++d) weight_grad += grads[lane][d] * value_rows[warp][d];
+        const T weight = valid ? exp(score * scale - tile_lse[lane]) : (T)0;
+        const u64 element = ((u64)blockIdx.x * shape.queries + row) * shape.keys + key;
+        const T kept = agnostic_dropped((T)1, AGNOSTIC_DROPOUT_ARGUMENTS, element);  // 1 / keep, 0, or 1
+        weights[warp][lane] = weight * kept;
+        score_grads[warp][lane] = weight * (weight_grad * kept - corrections[lane]);
+        __syncwarp();
+        for (int r = 0; r < PER_LANE; ++r) {
+            const long long d = lane + 32 * r;
+            if (d < shape.dim) {
+                T sum = key_out[r];
+                for (int i = 0; i < AGNOSTIC_ATTENTION_TILE; ++i) sum += score_grads[warp][i] * queries[i][d];
+                key_out[r] = sum;
+            }
+            if (d < shape.value_dim) {
+                T sum = value_out[r];
+                for (int i = 0; i < AGNOSTIC_ATTENTION_TILE; ++i) sum += weights[warp][i] * grads[i][d];
+                value_out[r] = sum;
+            }
+        }
+        __syncwarp();
+    }
+    if (!active) return;
+    T* gk = grad_k + k_offset + key * shape.k[2];
+    T* gv = grad_v + v_offset + key * shape.v[2];
+    for (int r = 0; r < PER_LANE; ++r) {
+        const long long d = lane + 32 * r;
+        if (d < shape.dim) gk[d] = key_out[r] * scale;
+        if (d < shape.value_dim) gv[d] = value_out[r];
+    }
+}
+"""
+ATTENTION_TILE = 32  # keys (or queries) a block brings into shared memory at a time, as the source has it
+ATTENTION_WARPS = 8  # query (or key) rows a block computes, a warp each
+# The head sizes each instance takes: float's shared tiles fit 48 KiB up to 128, double's up to 64.
+ATTENTION_MAX_DIMS = {numpy.dtype(numpy.float32): (32, 64, 128), numpy.dtype(numpy.float64): (32, 64)}
+
+for _name in ("agnostic_attention_forward", "agnostic_attention_backward_query", "agnostic_attention_backward_key"):
+    for _max_dim in (32, 64, 128):
+        _declares(f"{_name}_{_max_dim}", [dtype for dtype, dims in ATTENTION_MAX_DIMS.items() if _max_dim in dims])(
+            _template(_name, _ATTENTION_SOURCE, _max_dim))
 
 
 # ----- kernels whose source comes at run time (agnostic.cuda.jiterator's, from a user's code string) ---------------

@@ -11,7 +11,7 @@ import numpy
 
 from .. import _conversion
 from ..ops import _division
-from . import cpu_ops, cuda_kernels, dlpack, lstm_steps, sync_debug
+from . import cpu_ops, cuda_kernels, dlpack, lstm_steps, philox, sync_debug
 from .cupy_loader import require_cupy, state as cupy_loader_state
 from .pinned import pinned_copy
 from .special import library_function
@@ -454,28 +454,33 @@ def _attention_max_dim(dtype, dim):
     return next((size for size in cuda_kernels.ATTENTION_MAX_DIMS.get(dtype, ()) if dim <= size), None)
 
 
-def attention_forward(q, k, v, out, scale, causal):
+def attention_forward(q, k, v, out, scale, causal, dropout=None):
     """``out = softmax(scale * q k^T) v`` over the last two axes of (B, H, L, D) ``q``, (B, H, S, D) ``k`` and
     (B, H, S, Dv) ``v`` (strided views with a unit last stride; ``out`` too, (B, H, L, Dv)); with ``causal``, query
-    ``i`` sees keys ``j <= i``. One kernel (``agnostic_attention_forward``), the weights never stored; returns the
-    rows' log-sum-exp of the scaled scores, (B, H, L), which ``attention_backward`` needs."""
+    ``i`` sees keys ``j <= i``; with ``dropout``, ``(seed, start, keep)``, each weight is kept with probability
+    ``keep`` by the uniform that a (B, H, L, S) draw from the Philox stream at ``(seed, start)`` has at its place
+    (``agnostic.bernoulli``'s), and scaled by ``1 / keep``. One kernel (``agnostic_attention_forward``), the
+    weights never stored; returns the rows' log-sum-exp of the scaled scores, (B, H, L), which
+    ``attention_backward`` needs."""
     lse = require_cupy().empty(q.shape[:3], q.dtype)
-    _launch_attention("agnostic_attention_forward", q.shape[2], (q, k, v, out, lse), q, k, v, out, scale, causal)
+    _launch_attention("agnostic_attention_forward", q.shape[2], (q, k, v, out, lse), q, k, v, out, scale, causal,
+                      dropout)
     return lse
 
 
-def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, causal):
+def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, causal, dropout=None):
     """The gradients of ``attention_forward`` for the gradient ``grad`` of its ``out`` (laid out as ``out``),
     written into ``grad_q``, ``grad_k`` and ``grad_v`` (laid out as ``q``, ``k`` and ``v``): two kernels, a warp per
-    query row for ``grad_q`` and one per key row for the others, the weights computed again from ``lse``."""
+    query row for ``grad_q`` and one per key row for the others, the weights (and their dropout, the forward's
+    ``dropout``) computed again from ``lse``."""
     for target, source in ((grad, out), (grad_q, q), (grad_k, k), (grad_v, v)):
         if not same_layout(target, source):  # the kernels index both with one set of strides
             raise ValueError("attention_backward: grad needs the layout of out, each input's gradient that of the "
                              "input")
     _launch_attention("agnostic_attention_backward_query", q.shape[2], (q, k, v, out, grad, lse, grad_q),
-                      q, k, v, out, scale, causal)
+                      q, k, v, out, scale, causal, dropout)
     _launch_attention("agnostic_attention_backward_key", k.shape[2], (q, k, v, out, grad, lse, grad_k, grad_v),
-                      q, k, v, out, scale, causal)
+                      q, k, v, out, scale, causal, dropout)
 
 
 def same_layout(a, b):
@@ -484,16 +489,23 @@ def same_layout(a, b):
     return all(x == y for x, y, size in zip(a.strides, b.strides, a.shape) if size > 1)
 
 
-def _launch_attention(name, rows, arrays, q, k, v, out, scale, causal):
+def _launch_attention(name, rows, arrays, q, k, v, out, scale, causal, dropout):
     """Launch attention kernel ``name`` over ``arrays``, a warp per one of ``rows`` rows of each (batch, head)."""
     batch, heads, queries, dim = q.shape
     keys, value_dim = v.shape[2], v.shape[3]
     strides = [numpy.int64(stride // array.itemsize) for array in (q, k, v, out) for stride in array.strides[:3]]
+    if dropout is None:
+        dropping = (numpy.uint64(0), numpy.uint64(0), numpy.uint64(0), numpy.float64(1.0), numpy.int32(0))
+    else:
+        seed, start, keep = dropout
+        philox.refuse_during_capture()
+        key, _, base_lo, base_hi = philox.counter_arguments(seed, start)
+        dropping = (key, base_lo, base_hi, numpy.float64(keep), numpy.int32(1))
     kernel = cuda_kernels.kernel(f"{name}_{_attention_max_dim(q.dtype, max(dim, value_dim))}", q.dtype)
     warps = cuda_kernels.ATTENTION_WARPS
     kernel((batch * heads, -(-rows // warps)), (32 * warps,),
            (*arrays, numpy.int64(heads), numpy.int64(queries), numpy.int64(keys), numpy.int64(dim),
-            numpy.int64(value_dim), *strides, numpy.float64(scale), numpy.int32(causal)))
+            numpy.int64(value_dim), *strides, numpy.float64(scale), numpy.int32(causal), *dropping))
 
 
 def solve_triangular(a, b, lower, unit_diagonal):

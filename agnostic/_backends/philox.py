@@ -252,16 +252,21 @@ def _reduce_words(words, span, low_bits, target):
 _THREADS_PER_BLOCK = 256
 
 
-def _launch(name, threads, arguments):
+def refuse_during_capture():
+    """Raise if the current CUDA stream is capturing a graph: a draw's place in the stream is fixed on the host."""
     if require_cupy().cuda.get_current_stream().is_capturing():
         raise RuntimeError("random numbers can't be drawn while a CUDA graph captures: the generator's position "
                            "advances on the host, so every replay would repeat the same numbers. Draw them before "
                            "the capture (into a tensor the graph reads), or keep the random op out of the graph")
+
+
+def _launch(name, threads, arguments):
+    refuse_during_capture()
     grid = -(-threads // _THREADS_PER_BLOCK)
     cuda_kernels.kernel(name)((grid,), (_THREADS_PER_BLOCK,), arguments)
 
 
-def _counter_arguments(seed, start):
+def counter_arguments(seed, start):
     """Key words and the 128-bit counter of the draw's first block (``start + 1``), as kernel arguments."""
     base = start + 1
     return (numpy.uint64(seed), numpy.uint64(0), numpy.uint64(base % 2 ** 64), numpy.uint64(base >> 64))
@@ -276,7 +281,7 @@ def _cuda_uniform(seed, start, count, compute, bits, scale, low):
         shift = numpy.int32(word_bits - bits)
         unit = compute.type(2.0 ** -bits)
         _launch(f"philox_uniform_{compute.name}", -(-count // per_block),
-                (*_counter_arguments(seed, start), numpy.uint64(count), shift, unit, scale, low, out))
+                (*counter_arguments(seed, start), numpy.uint64(count), shift, unit, scale, low, out))
     return out
 
 
@@ -286,7 +291,7 @@ def _cuda_normal(seed, start, count, compute, std, mean):
     if count:
         half_blocks = _half_blocks(count, _per_block(compute))
         _launch(f"philox_normal_{compute.name}", half_blocks,
-                (*_counter_arguments(seed, start), numpy.uint64(count), numpy.uint64(half_blocks),
+                (*counter_arguments(seed, start), numpy.uint64(count), numpy.uint64(half_blocks),
                  compute.type(-2.0), compute.type(_TWO_PI), std, mean, out))
     return out
 
@@ -296,5 +301,5 @@ def _cuda_integers(seed, start, count, span, low_bits):
     out = cupy.empty(count, numpy.uint64)
     if count:
         _launch("philox_integers", -(-count // BLOCK_WORDS),
-                (*_counter_arguments(seed, start), numpy.uint64(count), span, low_bits, out))
+                (*counter_arguments(seed, start), numpy.uint64(count), span, low_bits, out))
     return out

@@ -226,6 +226,20 @@ def _uniform_array(source, shape, numpy_dtype, low=0.0, high=1.0):
         return _philox.uniform(source.device, seed, start, count, numpy_dtype, low, high).reshape(shape)
 
 
+def uniform_stream(device, count, numpy_dtype):
+    """``(seed, start)`` of a draw of ``count`` uniforms of ``numpy_dtype`` from ``device``'s default generator, which
+    moves past the draw as ``rand`` would: for a kernel that computes the draw's numbers where it needs them (fused
+    attention's dropout), so that it sees what the composed ops would have drawn."""
+    return default_generator(device)._take(_philox.uniform_blocks(count, numpy_dtype))
+
+
+def uniform_at(device, seed, start, shape, numpy_dtype):
+    """The uniforms of ``shape`` that a draw at ``(seed, start)`` (from ``uniform_stream``) holds, as a tensor."""
+    with device.backend.activate():
+        array = _philox.uniform(device, seed, start, math.prod(shape), numpy_dtype)
+    return wrap(array.reshape(shape), device)
+
+
 def _normal_array(source, shape, numpy_dtype, mean=0.0, std=1.0):
     count = math.prod(shape)
     check_allocation(shape, numpy_dtype, source.device)

@@ -13,6 +13,7 @@ from ... import _autocast
 from ..._tensor import wrap
 from ...autograd import Function
 from ...autograd.functions import recomputed_gradients
+from ...ops import random as _random
 from ._dropout import dropout
 from ._linear import linear
 from ._padding import pad
@@ -68,10 +69,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key = key.repeat_interleave(heads // key_heads, dim=-3)
         value = value.repeat_interleave(heads // value.shape[-3], dim=-3)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    if (attn_mask is None and dropout_p == 0.0 and query.shape[:-2] == key.shape[:-2] == value.shape[:-2]
+    if (attn_mask is None and 0.0 <= dropout_p < 1.0 and query.shape[:-2] == key.shape[:-2] == value.shape[:-2]
             and _fused_attention_applies((query, key, value), query.shape[-2], key.shape[-2], query.shape[-1],
                                          value.shape[-1])):
-        return _FusedAttention.apply(query, key, value, scale, is_causal)
+        return _FusedAttention.apply(query, key, value, scale, is_causal, dropout_p)
     if attn_mask is None and dropout_p == 0.0:
         return _composed_attention(query, key, value, scale, is_causal)
     scores = agnostic.matmul(query, key.transpose(-2, -1)) * scale
@@ -91,15 +92,37 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return agnostic.matmul(weights, value)
 
 
-def _composed_attention(query, key, value, scale, causal):
+def _composed_attention(query, key, value, scale, causal, dropout=None):
     """``softmax(scale * query key^T) value`` of agnostic ops (keys after the query's own position hidden when
-    ``causal``): the fused kernels' reference, and their differentiable form for ``create_graph=True``."""
+    ``causal``; the weights dropped as ``_dropout_scales(dropout)`` says): the fused kernels' reference, and their
+    differentiable form for ``create_graph=True``."""
     scores = agnostic.matmul(query, key.transpose(-2, -1)) * scale
     if causal:
         length, source = query.shape[-2], key.shape[-2]
         keep = agnostic.ones(length, source, dtype=agnostic.bool, device=query.device).tril()
         scores = scores.masked_fill(keep.logical_not(), _NEG_INF)
-    return agnostic.matmul(agnostic.softmax(scores, -1), value)
+    weights = agnostic.softmax(scores, -1)
+    if dropout is not None:
+        weights = weights * _dropout_scales(weights, dropout)
+    return agnostic.matmul(weights, value)
+
+
+def _drawn_dropout(device, numpy_dtype, count, dropout_p):
+    """For fused attention dropping weights with probability ``dropout_p``: ``(seed, start, keep)`` of the draw of
+    ``count`` uniforms that ``dropout`` would take from ``device``'s default generator (which moves past it), and
+    the keeping probability in the weights' dtype, as ``bernoulli`` compares it; None for no dropout."""
+    if dropout_p == 0.0:
+        return None
+    seed, start = _random.uniform_stream(device, count, numpy_dtype)
+    return seed, start, float(numpy_dtype.type(1.0 - dropout_p))
+
+
+def _dropout_scales(weights, dropout):
+    """The scales that ``dropout`` multiplies ``weights`` by (1 / keep where the drawn uniform is below ``keep``, 0
+    elsewhere), from the draw at ``dropout``'s ``(seed, start)``, as the fused kernels compute them."""
+    seed, start, keep = dropout
+    uniforms = _random.uniform_at(weights._device, seed, start, tuple(weights.shape), weights._data.dtype)
+    return (uniforms < keep).to(weights.dtype) * (1.0 / agnostic.tensor(keep, dtype=weights.dtype))
 
 
 _FUSED_DTYPES = frozenset(numpy.dtype(name) for name in ("float32", "float64"))
@@ -137,24 +160,26 @@ class _FusedAttention(Function):
     log-sum-exp. A recorded backward (``create_graph=True``) differentiates the composed form instead."""
 
     @staticmethod
-    def forward(ctx, q, k, v, scale, causal):
+    def forward(ctx, q, k, v, scale, causal, dropout_p):
         device = q._device
         backend = device.backend
         xp = backend.xp
         with backend.activate():
             heads = [_as_heads(_unit_last_stride(xp, t._data)) for t in (q, k, v)]
             out = xp.empty(q._data.shape[:-1] + v._data.shape[-1:], q._data.dtype)
-            lse = backend.ops.attention_forward(*heads, _as_heads(out), scale, causal)
-        ctx.tensors, ctx.scale, ctx.causal = (q, k, v), scale, causal
+            batch, count, queries, _ = heads[0].shape
+            dropout = _drawn_dropout(device, out.dtype, batch * count * queries * heads[1].shape[2], dropout_p)
+            lse = backend.ops.attention_forward(*heads, _as_heads(out), scale, causal, dropout)
+        ctx.tensors, ctx.settings = (q, k, v), (scale, causal, dropout)
         ctx.arrays = heads, out, lse
         return wrap(out, device)
 
     @staticmethod
     def backward(ctx, grad):
-        scale, causal = ctx.scale, ctx.causal
+        scale, causal, dropout = ctx.settings
         if agnostic.is_grad_enabled():
-            return recomputed_gradients(lambda q, k, v: _composed_attention(q, k, v, scale, causal), ctx.tensors,
-                                        (grad,)) + (None, None)
+            return recomputed_gradients(lambda q, k, v: _composed_attention(q, k, v, scale, causal, dropout),
+                                        ctx.tensors, (grad,)) + (None, None, None)
         heads, out, lse = ctx.arrays
         device = grad._device
         backend = device.backend
@@ -169,8 +194,8 @@ class _FusedAttention(Function):
                     grad_array = xp.empty_like(array)
                 grads.append(grad_array)
             grad_heads = _as_heads(xp.ascontiguousarray(grad._data, out.dtype))
-            backend.ops.attention_backward(*heads, _as_heads(out), grad_heads, lse, *grads, scale, causal)
-        return tuple(wrap(g.reshape(t._data.shape), device) for g, t in zip(grads, ctx.tensors)) + (None, None)
+            backend.ops.attention_backward(*heads, _as_heads(out), grad_heads, lse, *grads, scale, causal, dropout)
+        return tuple(wrap(g.reshape(t._data.shape), device) for g, t in zip(grads, ctx.tensors)) + (None, None, None)
 
 
 def _packed_heads(array, heads, parts, batch_major):
@@ -183,14 +208,14 @@ def _packed_heads(array, heads, parts, batch_major):
     return tuple(split[:, :, part].transpose(axes) for part in range(parts))
 
 
-def _composed_packed_attention(projected, heads, scale, batch_major):
+def _composed_packed_attention(projected, heads, scale, batch_major, dropout):
     """``_PackedSelfAttention``'s computation composed of agnostic ops (its differentiable form)."""
     first, second, width = projected.shape
     axes = (0, 2, 1, 3) if batch_major else (1, 2, 0, 3)
     q, k, v = (part.reshape(first, second, heads, width // (3 * heads)).permute(axes)
                for part in projected.chunk(3, -1))
     back = (0, 2, 1, 3) if batch_major else (2, 0, 1, 3)
-    return _composed_attention(q, k, v, scale, False).permute(back).reshape(first, second, width // 3)
+    return _composed_attention(q, k, v, scale, False, dropout).permute(back).reshape(first, second, width // 3)
 
 
 class _PackedSelfAttention(Function):
@@ -201,25 +226,27 @@ class _PackedSelfAttention(Function):
     back. (A, B) is (N, L) when ``batch_major``, else (L, N)."""
 
     @staticmethod
-    def forward(ctx, projected, heads, scale, batch_major):
+    def forward(ctx, projected, heads, scale, batch_major, dropout_p):
         device = projected._device
         backend = device.backend
         xp = backend.xp
         with backend.activate():
             packed = xp.ascontiguousarray(projected._data)
             out = xp.empty(packed.shape[:2] + (packed.shape[2] // 3,), packed.dtype)
+            length = packed.shape[1 if batch_major else 0]
+            dropout = _drawn_dropout(device, out.dtype, packed.shape[0] * packed.shape[1] * heads * length, dropout_p)
             lse = backend.ops.attention_forward(*_packed_heads(packed, heads, 3, batch_major),
-                                                *_packed_heads(out, heads, 1, batch_major), scale, False)
-        ctx.projected, ctx.layout = projected, (heads, scale, batch_major)
+                                                *_packed_heads(out, heads, 1, batch_major), scale, False, dropout)
+        ctx.projected, ctx.layout = projected, (heads, scale, batch_major, dropout)
         ctx.arrays = packed, out, lse
         return wrap(out, device)
 
     @staticmethod
     def backward(ctx, grad):
-        heads, scale, batch_major = ctx.layout
+        heads, scale, batch_major, dropout = ctx.layout
         if agnostic.is_grad_enabled():
             return recomputed_gradients(lambda projected: _composed_packed_attention(projected, *ctx.layout),
-                                        (ctx.projected,), (grad,)) + (None, None, None)
+                                        (ctx.projected,), (grad,)) + (None, None, None, None)
         packed, out, lse = ctx.arrays
         device = grad._device
         backend = device.backend
@@ -229,8 +256,8 @@ class _PackedSelfAttention(Function):
             backend.ops.attention_backward(
                 *_packed_heads(packed, heads, 3, batch_major), *_packed_heads(out, heads, 1, batch_major),
                 *_packed_heads(xp.ascontiguousarray(grad._data, out.dtype), heads, 1, batch_major), lse,
-                *_packed_heads(grad_packed, heads, 3, batch_major), scale, False)
-        return wrap(grad_packed, device), None, None, None
+                *_packed_heads(grad_packed, heads, 3, batch_major), scale, False, dropout)
+        return wrap(grad_packed, device), None, None, None, None
 
 
 def _canonical_mask(mask, name, target_dtype):
@@ -293,13 +320,13 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
     if (query is key and key is value and not use_separate_proj_weight and not need_weights and attn_mask is None
             and key_padding_mask is None and bias_k is None and bias_v is None and not add_zero_attn
-            and static_k is None and static_v is None and (dropout_p == 0.0 or not training)
+            and static_k is None and static_v is None and (dropout_p < 1.0 or not training)
             and in_proj_weight is not None
             and _fused_attention_applies([t for t in (query, in_proj_weight, in_proj_bias, out_proj_weight,
                                                       out_proj_bias) if t is not None],
                                          length, length, head_dim, head_dim)):
         output = _packed_self_attention(query, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,
-                                        out_proj_bias)
+                                        out_proj_bias, dropout_p if training else 0.0)
         return (output if batched else output.squeeze(1)), None
 
     # ----- input projections -----------------------------------------------------------------------------------
@@ -385,14 +412,15 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     return output, weights
 
 
-def _packed_self_attention(x, heads, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias):
-    """Self-attention of (L, N, E) ``x`` by the fused kernels: the packed projection, ``_PackedSelfAttention``, the
-    out projection. A transposed (N, L, E) tensor (``batch_first``) is projected in its own order, so that no row
-    is copied."""
+def _packed_self_attention(x, heads, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, dropout_p):
+    """Self-attention of (L, N, E) ``x`` by the fused kernels: the packed projection, ``_PackedSelfAttention``
+    (dropping weights with probability ``dropout_p``), the out projection. A transposed (N, L, E) tensor
+    (``batch_first``) is projected in its own order, so that no row is copied."""
     batch_major = x.stride(1) > x.stride(0)
     rows = x.transpose(0, 1) if batch_major else x
     projected = linear(rows, in_proj_weight, in_proj_bias)
-    heads_out = _PackedSelfAttention.apply(projected, heads, 1.0 / math.sqrt(x.shape[-1] // heads), batch_major)
+    heads_out = _PackedSelfAttention.apply(projected, heads, 1.0 / math.sqrt(x.shape[-1] // heads), batch_major,
+                                           dropout_p)
     output = linear(heads_out, out_proj_weight, out_proj_bias)
     return output.transpose(0, 1) if batch_major else output
 
