@@ -43,7 +43,7 @@ def _model(library, model_name):
             layers += [nn.Linear(inputs, outputs), nn.ReLU()]
         return nn.Sequential(*layers[:-1]).cuda(), (SIZES[0],)
     lstm, encoder = sequence_models(nn)
-    return (lstm() if model_name.startswith("LSTM") else encoder()).cuda(), (SEQUENCE, FEATURES)
+    return (lstm() if model_name.startswith("LSTM") else encoder(0.0)).cuda(), (SEQUENCE, FEATURES)
 
 
 def _step(library, model_name, optimizer_name):

@@ -7,7 +7,7 @@ One step is ``zero_grad``, forward, cross-entropy loss, ``backward`` and the opt
 inputs already on the device; both libraries run the very same code. The models: a 784-256-256-10 MLP (SGD with
 momentum 0.9, or Adam; batches of 64 and 4096); a one-layer LSTM (64 inputs, 256 hidden, 32 time steps, the last
 step's output classified; Adam, batch 64); a Transformer encoder layer (d_model 256, 8 heads, feed-forward 1024,
-32 tokens, mean-pooled and classified; Adam, batch 64). Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats; the two
+32 tokens, mean-pooled and classified; Adam, batch 64), without dropout and with PyTorch's default 0.1. Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats; the two
 libraries take turns, repeat by repeat (on the CPU after a pause that lets the other one's threads go idle). Each
 library runs in a process of its own, as a user's program would: in one process, each library's thread pools
 (NumPy's OpenBLAS, numba's, PyTorch's OpenMP) slowed the other's down (on a 16-core host, NumPy's matrix products of
@@ -30,7 +30,7 @@ import time
 SIZES = (784, 256, 256, 10)
 # (model, batch, optimizer) of each row
 ROWS = [("MLP", batch, optimizer) for batch in (64, 4096) for optimizer in ("SGD momentum 0.9", "Adam")] + \
-    [("LSTM", 64, "Adam"), ("Transformer layer", 64, "Adam")]
+    [("LSTM", 64, "Adam"), ("Transformer layer", 64, "Adam"), ("Transformer layer, dropout 0.1", 64, "Adam")]
 SEQUENCE, FEATURES, HIDDEN, CLASSES = 32, 64, 256, 10
 GOAL = 1.5
 PAUSE = 0.2  # seconds before each CPU turn: OpenBLAS's threads spin for about 0.1 s after a call
@@ -95,10 +95,10 @@ def sequence_models(nn):
             return self.head(output[:, -1])
 
     class EncoderClassifier(nn.Module):
-        def __init__(self):
+        def __init__(self, dropout):
             super().__init__()
             self.embed = nn.Linear(FEATURES, HIDDEN)
-            self.layer = nn.TransformerEncoderLayer(HIDDEN, 8, dim_feedforward=4 * HIDDEN, dropout=0.0,
+            self.layer = nn.TransformerEncoderLayer(HIDDEN, 8, dim_feedforward=4 * HIDDEN, dropout=dropout,
                                                     batch_first=True)
             self.head = nn.Linear(HIDDEN, CLASSES)
 
@@ -113,7 +113,7 @@ def build_model(nn, name):
     if name == "MLP":
         return _mlp(nn)
     lstm, encoder = sequence_models(nn)
-    return (lstm() if name == "LSTM" else encoder()), (SEQUENCE, FEATURES)
+    return (lstm() if name == "LSTM" else encoder(0.1 if "dropout" in name else 0.0)), (SEQUENCE, FEATURES)
 
 
 def training_step(library, model_name, batch, optimizer_name):

@@ -77,7 +77,7 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected |= {("agnostic_column_sums", d) for d in floats}
     updates = (_fused.SGD, _fused.ADAM, _fused.RMSPROP, _fused.ADAM_CAPTURABLE, _fused.COUNT)
     expected |= {(update.kernel_name, d) for update in updates for d in _fused._KERNEL_COMPUTE}
-    expected |= {(f"philox_{kind}_{d.name}", None) for kind in ("uniform", "normal") for d in floats}
+    expected |= {(f"philox_{kind}_{d.name}", None) for kind in ("uniform", "normal", "dropout") for d in floats}
     expected.add(("philox_integers", None))
     expected |= {(f"agnostic_{name}", numpy.dtype(d)) for name in ("floor_divide", "remainder", "fmod", "trunc_divide")
                  for d in DIVISION_DTYPES}
@@ -369,6 +369,13 @@ def _run_philox(device):
                                       _philox.normal(CPU, 7, 3, 1001, dtype), rtol=1e-5, atol=1e-5)
     numpy.testing.assert_array_equal(_philox.integers(device, 7, 3, 1001, -5, 10).get(),
                                      _philox.integers(CPU, 7, 3, 1001, -5, 10))
+    cupy = _backend.require_cupy()
+    for dtype in (numpy.float32, numpy.float64):
+        values = numpy.linspace(-3, 3, 1001, dtype=dtype)
+        values[:3] = [numpy.inf, numpy.nan, -0.0]
+        keep = float(dtype(0.6))
+        numpy.testing.assert_array_equal(_philox.dropout_scaled(device, 7, 3, cupy.asarray(values), keep).get(),
+                                         _philox.dropout_scaled(CPU, 7, 3, values, keep))
 
 
 def _run_divisions(rng, device):

@@ -134,7 +134,8 @@ def test_training_benchmark_prints_its_table(tmp_path):
     body = [dict(zip(expected, row)) for row in rows[2:]]
     assert [(row["model"], row["batch"], row["optimizer"]) for row in body] == [
         ("MLP", "64", "SGD momentum 0.9"), ("MLP", "64", "Adam"), ("MLP", "4,096", "SGD momentum 0.9"),
-        ("MLP", "4,096", "Adam"), ("LSTM", "64", "Adam"), ("Transformer layer", "64", "Adam")]
+        ("MLP", "4,096", "Adam"), ("LSTM", "64", "Adam"), ("Transformer layer", "64", "Adam"),
+        ("Transformer layer, dropout 0.1", "64", "Adam")]
     for row in body:
         assert row["device"] == "cpu" and re.fullmatch(r"[\d,]+", row["agnostic us/step"]), row
         if with_torch:

@@ -397,6 +397,34 @@ def test_dropout_masks_are_device_invariant(device):
     assert numpy.array_equal(on_cpu, on_device)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_one_pass_dropout_gives_the_composed_masks_bits(device, dtype):
+    # dropout of float32/float64 is one pass (DropoutDraw); bernoulli's mask, divided by the keeping probability and
+    # multiplied in, is the reference: the same bits (NaN where an infinity or NaN is dropped), the same gradient,
+    # and the generator moved past the same draw
+    values = numpy.random.default_rng(4).standard_normal((37, 13)).astype(dtype)
+    values[0, :4] = [numpy.inf, -numpy.inf, numpy.nan, -0.0]
+    x = make(values, device, True)
+    agnostic.manual_seed(9)
+    out = F.dropout(x, 0.3)
+    after = host(agnostic.rand(3, device=device))
+    assert out.grad_fn.name() == "DropoutDrawBackward"
+    agnostic.manual_seed(9)
+    scales = agnostic.bernoulli(agnostic.empty(37, 13, dtype=getattr(agnostic, dtype), device=device), 0.7)
+    scales.div_(0.7)
+    expected = host(x.detach() * scales)
+    numpy.testing.assert_array_equal(host(out), expected)
+    numpy.testing.assert_array_equal(host(agnostic.rand(3, device=device)), after)
+    out.backward(agnostic.full_like(out, 3.0))
+    numpy.testing.assert_array_equal(host(x.grad), 3.0 * host(scales))
+    # create_graph: the gradient is the same dropout again, recorded (d/dy of sum(dropout(y) * y) is 2 scales y)
+    agnostic.manual_seed(9)
+    y = make(values[1:], device, True)
+    (grad,) = agnostic.autograd.grad((F.dropout(y, 0.3) * y).sum(), y, create_graph=True)
+    grad.sum().backward()
+    numpy.testing.assert_array_equal(host(y.grad), 2 * host(scales)[:36])
+
+
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 def test_pad_modes_match_numpy(device, mode):
     x = randn(2, 3, 4, 5)

@@ -1183,6 +1183,34 @@ extern "C" __global__ void philox_uniform_float64(u64 key0, u64 key1, u64 base_l
     store(out, first, count, value);
 }
 
+// Dropout: x times 1 / keep where the uniform at x's place is below keep, times 0 elsewhere (so NaN and infinities
+// stay NaN, as agnostic.bernoulli's mask, divided by keep and multiplied in, gives them).
+extern "C" __global__ void philox_dropout_float32(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 count,
+                                                  float keep, const float* x, float* out) {
+    const u64 index = thread_index();
+    const u64 first = index * 8;
+    if (first >= count) return;
+    const Block block = philox_block(key0, key1, base_lo, base_hi, index);
+    const float scale = __fdiv_rn(1.0f, keep);
+    for (int j = 0; j < 8 && first + j < count; ++j) {
+        const bool kept = uniform_float(half_word(block, j), 8, 5.9604644775390625e-08f) < keep;
+        out[first + j] = __fmul_rn(x[first + j], kept ? scale : 0.0f);
+    }
+}
+
+extern "C" __global__ void philox_dropout_float64(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 count,
+                                                  double keep, const double* x, double* out) {
+    const u64 index = thread_index();
+    const u64 first = index * 4;
+    if (first >= count) return;
+    const Block block = philox_block(key0, key1, base_lo, base_hi, index);
+    const double scale = __ddiv_rn(1.0, keep);
+    for (int j = 0; j < 4 && first + j < count; ++j) {
+        const bool kept = uniform_double(block.v[j], 11, 1.1102230246251565e-16) < keep;
+        out[first + j] = __dmul_rn(x[first + j], kept ? scale : 0.0);
+    }
+}
+
 extern "C" __global__ void philox_normal_float32(u64 key0, u64 key1, u64 base_lo, u64 base_hi, u64 count,
                                                  u64 half_blocks, float minus_two, float two_pi, float scale,
                                                  float low, float* out) {
@@ -1263,7 +1291,7 @@ def _philox(name):
 
 
 for _name in ("philox_uniform_float32", "philox_uniform_float64", "philox_normal_float32", "philox_normal_float64",
-              "philox_integers"):
+              "philox_integers", "philox_dropout_float32", "philox_dropout_float64"):
     _declares(_name)(_philox(_name))
 
 

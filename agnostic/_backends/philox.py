@@ -89,6 +89,26 @@ def uniform(device, seed, start, count, numpy_dtype, low=0.0, high=1.0):
     return values.astype(numpy_dtype, copy=False)
 
 
+def dropout_scaled(device, seed, start, array, keep):
+    """``array`` (float32 or float64, C-contiguous, on ``device``) times the scales of a dropout whose draw starts at
+    ``start``: ``1 / keep`` where the uniform of ``array``'s dtype at each element's place is below ``keep``, 0
+    elsewhere. The numbers of ``agnostic.bernoulli(empty_like(array), keep)`` divided by ``keep`` and multiplied in,
+    bit for bit, in one pass on CUDA."""
+    compute = numpy.dtype(array.dtype)
+    typed_keep = compute.type(keep)
+    if device.backend.host:
+        uniforms = _cpu_uniform(seed, start, array.size, compute, _MANTISSA_BITS[compute.name], compute.type(1),
+                                compute.type(0))
+        scales = (uniforms < typed_keep).astype(compute)
+        numpy.divide(scales, typed_keep, out=scales)
+        return array * scales.reshape(array.shape)
+    out = require_cupy().empty_like(array)
+    if array.size:
+        _launch(f"philox_dropout_{compute.name}", -(-array.size // _per_block(compute)),
+                (*counter_arguments(seed, start), numpy.uint64(array.size), typed_keep, array, out))
+    return out
+
+
 def normal(device, seed, start, count, numpy_dtype, mean=0.0, std=1.0):
     """``count`` normal values (Box-Muller) as a 1-D array of ``numpy_dtype`` on ``device``."""
     compute = _compute_dtype(numpy_dtype)

@@ -233,11 +233,14 @@ def uniform_stream(device, count, numpy_dtype):
     return default_generator(device)._take(_philox.uniform_blocks(count, numpy_dtype))
 
 
-def uniform_at(device, seed, start, shape, numpy_dtype):
-    """The uniforms of ``shape`` that a draw at ``(seed, start)`` (from ``uniform_stream``) holds, as a tensor."""
+def scaled_by_dropout(tensor, seed, start, keep):
+    """``tensor`` (float32 or float64) times the scales of the dropout draw at ``(seed, start)`` (from
+    ``uniform_stream``): ``1 / keep`` where the draw's uniform is below ``keep``, 0 elsewhere. What
+    ``bernoulli(empty_like(tensor), keep) / keep * tensor`` gives at that place in the stream, in one pass."""
+    device = tensor._device
     with device.backend.activate():
-        array = _philox.uniform(device, seed, start, math.prod(shape), numpy_dtype)
-    return wrap(array.reshape(shape), device)
+        array = device.backend.xp.ascontiguousarray(tensor._data)
+        return wrap(_philox.dropout_scaled(device, seed, start, array, keep), device)
 
 
 def _normal_array(source, shape, numpy_dtype, mean=0.0, std=1.0):

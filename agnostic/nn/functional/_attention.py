@@ -14,7 +14,7 @@ from ..._tensor import wrap
 from ...autograd import Function
 from ...autograd.functions import recomputed_gradients
 from ...ops import random as _random
-from ._dropout import dropout
+from ._dropout import DropoutDraw, dropout
 from ._linear import linear
 from ._padding import pad
 
@@ -94,8 +94,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def _composed_attention(query, key, value, scale, causal, dropout=None):
     """``softmax(scale * query key^T) value`` of agnostic ops (keys after the query's own position hidden when
-    ``causal``; the weights dropped as ``_dropout_scales(dropout)`` says): the fused kernels' reference, and their
-    differentiable form for ``create_graph=True``."""
+    ``causal``; the weights dropped by the ``dropout`` draw, ``(seed, start, keep)``): the fused kernels' reference,
+    and their differentiable form for ``create_graph=True``."""
     scores = agnostic.matmul(query, key.transpose(-2, -1)) * scale
     if causal:
         length, source = query.shape[-2], key.shape[-2]
@@ -103,7 +103,7 @@ def _composed_attention(query, key, value, scale, causal, dropout=None):
         scores = scores.masked_fill(keep.logical_not(), _NEG_INF)
     weights = agnostic.softmax(scores, -1)
     if dropout is not None:
-        weights = weights * _dropout_scales(weights, dropout)
+        weights = DropoutDraw.apply(weights, dropout)
     return agnostic.matmul(weights, value)
 
 
@@ -115,14 +115,6 @@ def _drawn_dropout(device, numpy_dtype, count, dropout_p):
         return None
     seed, start = _random.uniform_stream(device, count, numpy_dtype)
     return seed, start, float(numpy_dtype.type(1.0 - dropout_p))
-
-
-def _dropout_scales(weights, dropout):
-    """The scales that ``dropout`` multiplies ``weights`` by (1 / keep where the drawn uniform is below ``keep``, 0
-    elsewhere), from the draw at ``dropout``'s ``(seed, start)``, as the fused kernels compute them."""
-    seed, start, keep = dropout
-    uniforms = _random.uniform_at(weights._device, seed, start, tuple(weights.shape), weights._data.dtype)
-    return (uniforms < keep).to(weights.dtype) * (1.0 / agnostic.tensor(keep, dtype=weights.dtype))
 
 
 _FUSED_DTYPES = frozenset(numpy.dtype(name) for name in ("float32", "float64"))

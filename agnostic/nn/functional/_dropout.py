@@ -1,10 +1,15 @@
 """dropout and its channel-wise forms (dropout1d/2d/3d): zero elements, or whole channels, with probability p and
-scale the rest by 1/(1-p), using agnostic's RNG; alpha_dropout and feature_alpha_dropout, SELU's dropout that keeps
-the mean and variance."""
+scale the rest by 1/(1-p), using agnostic's RNG (float32 and float64 dropout in one pass, ``DropoutDraw``);
+alpha_dropout and feature_alpha_dropout, SELU's dropout that keeps the mean and variance."""
 
 import warnings
 
+import numpy
+
 import agnostic
+
+from ...autograd import Function
+from ...ops import random as _random
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -29,6 +34,10 @@ def _dropped(input, p, training, inplace, mask_shape):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if not inplace and p < 1.0 and tuple(mask_shape) == tuple(input.shape) and input._data.dtype in _DRAWN_DTYPES:
+        numpy_dtype = input._data.dtype
+        seed, start = _random.uniform_stream(input._device, input.numel(), numpy_dtype)
+        return DropoutDraw.apply(input, (seed, start, float(numpy_dtype.type(1.0 - p))))
     if p == 1.0:
         scale = agnostic.zeros(mask_shape, dtype=input.dtype, device=input.device)
     else:
@@ -54,6 +63,25 @@ def _channel_dropout(name, spatial, input, p, training, inplace):
         warnings.warn(message, UserWarning, stacklevel=3)
     channels = 2 if input.ndim == spatial + 2 else 1
     return _dropped(input, p, training, inplace, tuple(input.shape[:channels]) + (1,) * (input.ndim - channels))
+
+
+_DRAWN_DTYPES = frozenset(numpy.dtype(name) for name in ("float32", "float64"))
+
+
+class DropoutDraw(Function):
+    """``input`` times the scales of the dropout draw ``(seed, start, keep)`` (``ops.random.scaled_by_dropout``:
+    ``1 / keep`` where the Philox stream's uniform at the element's place is below ``keep``, else 0), in one pass:
+    the numbers of the composed ``bernoulli`` mask, divided and multiplied in. The gradient is the same op on the
+    gradient (recorded too under ``create_graph=True``)."""
+
+    @staticmethod
+    def forward(ctx, input, draw):
+        ctx.draw = draw
+        return _random.scaled_by_dropout(input, *draw)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return DropoutDraw.apply(grad, ctx.draw), None
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
