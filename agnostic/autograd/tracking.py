@@ -58,13 +58,12 @@ class Context:
 
     __slots__ = ("args", "kwargs", "result", "versions", "saved")
 
-    def __init__(self, args, kwargs, result, needs_values=True):
+    def __init__(self, args, kwargs, result, versions=()):
         self.args = args
         self.kwargs = kwargs
         self.result = result
         self.saved = None
-        self.versions = [(t, t._version) for t in _tensors_in(args) if isinstance(t, TensorBase.recording)] \
-            if needs_values else ()
+        self.versions = versions  # (tensor, its _version) of each recorded input whose values the rule reads
 
     def check_versions(self, node_name):
         for tensor, version in self.versions:
@@ -75,16 +74,6 @@ class Context:
                     f"expected version {version} instead (used by {node_name}). Use .clone() before modifying it "
                     "in place."
                 )
-
-
-def _tensors_in(args):
-    for arg in args:
-        if isinstance(arg, TensorBase):
-            yield arg
-        elif isinstance(arg, (list, tuple)):
-            for item in arg:
-                if isinstance(item, TensorBase):
-                    yield item
 
 
 def needs_grad(args, kwargs=None):
@@ -121,43 +110,56 @@ def detached(value):
     return value
 
 
-def _layout_and_edges(args):
-    layout, edges = [], []
-    for position, arg in enumerate(args):
-        if isinstance(arg, TensorBase):
-            layout.append((position, None))
-            edges.append(graph.edge_of(arg))
-        elif isinstance(arg, (list, tuple)) and any(isinstance(item, TensorBase) for item in arg):
-            layout.append((position, len(arg)))
-            edges.extend(graph.edge_of(item) if isinstance(item, TensorBase) else None for item in arg)
-    return layout, edges
-
-
 def _differentiable_outputs(output):
     items = [output] if isinstance(output, TensorBase) else output
     return [item for item in items if isinstance(item, TensorBase) and item.dtype.category >= 2]
 
 
-def attach(output, node):
-    """Turn the plain outputs of a recorded op into GradTensors pointing at ``node``."""
-    outputs = _differentiable_outputs(output)
-    for number, tensor in enumerate(outputs):
-        tensor.__class__ = TensorBase.recording
+def attach(output, node, outputs=None):
+    """Turn the plain outputs of a recorded op (``outputs``: its differentiable ones, when known) into GradTensors
+    pointing at ``node``."""
+    recording = TensorBase.recording
+    for number, tensor in enumerate(_differentiable_outputs(output) if outputs is None else outputs):
+        tensor.__class__ = recording
         tensor.__dict__.update(_requires_grad=True, _grad_fn=node, _output_nr=number)
     return output
 
 
 def record(name, rule, args, kwargs, output, is_view=False):
     """Record ``output = op(*args, **kwargs)`` with backward ``rule``; returns the output, now tracked."""
-    outputs = _differentiable_outputs(output)
-    if not outputs:
-        return output
-    layout, edges = _layout_and_edges(args)
-    result = output if isinstance(output, TensorBase) else tuple(output)
-    context = Context(args, kwargs, detached(result), not getattr(rule, "shape_only", False))
+    if isinstance(output, TensorBase):
+        if output.dtype.category < 2:
+            return output
+        outputs = [output]
+        result = detached(output)
+    else:
+        outputs = _differentiable_outputs(output)
+        if not outputs:
+            return output
+        result = detached(tuple(output))
+    # One pass over the arguments: where each tensor sits (``layout``: position, and length for a list or tuple),
+    # the edge its gradient takes, and the version of each recorded one whose values the rule will read.
+    layout, edges, versions = [], [], []
+    recording = TensorBase.recording
+    reads_values = not getattr(rule, "shape_only", False)
+    for position, arg in enumerate(args):
+        if isinstance(arg, TensorBase):
+            layout.append((position, None))
+            edges.append(graph.edge_of(arg))
+            if reads_values and isinstance(arg, recording):
+                versions.append((arg, arg._version))
+        elif isinstance(arg, (list, tuple)) and any(isinstance(item, TensorBase) for item in arg):
+            layout.append((position, len(arg)))
+            for item in arg:
+                if isinstance(item, TensorBase):
+                    edges.append(graph.edge_of(item))
+                    if reads_values and isinstance(item, recording):
+                        versions.append((item, item._version))
+                else:
+                    edges.append(None)
     meta = [(tuple(t._data.shape), t.dtype, t._device) for t in outputs]
-    node = graph.Node(name, rule, context, edges, layout, meta)
-    attach(output, node)
+    node = graph.Node(name, rule, Context(args, kwargs, result, versions), edges, layout, meta)
+    attach(output, node, outputs)
     if is_view:
         views.mark_views(args[0], output, getattr(is_view, "recompute", None), args[1:], name)
     return output
@@ -179,7 +181,7 @@ def _inplace_on_view(op_name, view_tensor, view, out_of_place, args, kwargs):
     if result.dtype is not view_tensor.dtype:
         check_can_cast(result.dtype, view_tensor.dtype, op_name)
     detached(view_tensor).copy_(detached(result))
-    context = Context((), {}, None, needs_values=False)
+    context = Context((), {}, None)
     context.saved = (view.steps, base.stride())
     edges = [graph.edge_of(base), graph.edge_of(result)]
     node = graph.Node("CopySlices", views.copy_slices_rule, context, edges, [(0, None), (1, None)],
