@@ -80,6 +80,11 @@ def assert_shm_back_to(before):
 
 
 def start(context, target, *args):
+    # Earlier tests' queues are garbage whose finalizers unregister their semaphores with multiprocessing's resource
+    # tracker, under the tracker's lock, in whatever thread the collector runs in (a queue's feeder thread too). A
+    # fork at that moment gives the child the lock held, and the child hangs at its first shared tensor
+    # (CPython issue 96971): collect them here, before forking.
+    gc.collect()
     process = context.Process(target=target, args=args, daemon=True)
     process.start()
     return process
