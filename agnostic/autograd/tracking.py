@@ -115,14 +115,12 @@ def _differentiable_outputs(output):
     return [item for item in items if isinstance(item, TensorBase) and item.dtype.category >= 2]
 
 
-def attach(output, node, outputs=None):
-    """Turn the plain outputs of a recorded op (``outputs``: its differentiable ones, when known) into GradTensors
-    pointing at ``node``."""
+def _attach(outputs, node):
+    """Turn the differentiable outputs of a recorded op, plain tensors, into GradTensors pointing at ``node``."""
     recording = TensorBase.recording
-    for number, tensor in enumerate(_differentiable_outputs(output) if outputs is None else outputs):
+    for number, tensor in enumerate(outputs):
         tensor.__class__ = recording
         tensor.__dict__.update(_requires_grad=True, _grad_fn=node, _output_nr=number)
-    return output
 
 
 def record(name, rule, args, kwargs, output, is_view=False):
@@ -159,7 +157,7 @@ def record(name, rule, args, kwargs, output, is_view=False):
                     edges.append(None)
     meta = [(tuple(t._data.shape), t.dtype, t._device) for t in outputs]
     node = graph.Node(name, rule, Context(args, kwargs, result, versions), edges, layout, meta)
-    attach(output, node, outputs)
+    _attach(outputs, node)
     if is_view:
         views.mark_views(args[0], output, getattr(is_view, "recompute", None), args[1:], name)
     return output
