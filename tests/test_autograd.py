@@ -289,3 +289,68 @@ def test_second_derivatives_through_indexing(device):
     numpy.testing.assert_array_equal(first.detach().cpu().numpy(), [6.0, 0.0, 27.0])
     (second,) = agnostic.autograd.grad(first.sum(), w)
     numpy.testing.assert_array_equal(second.cpu().numpy(), [12.0, 0.0, 18.0])
+
+
+@pytest.mark.parametrize("make", [
+    lambda w: w + 1.0,                    # an elementwise op's plan
+    lambda w: w.exp(),                    # a formula that reads the result
+    lambda w: w.t(),                      # a view op
+    lambda w: w.max(dim=0)[0],            # an op with several outputs
+    lambda w: _Cube.apply(w),             # a custom Function
+    lambda w: agnostic.nn.functional.linear(w, w),
+], ids=["add", "exp", "view", "max", "function", "linear"])
+def test_recorded_outputs_are_freed_when_dropped(device, make):
+    """A recorded output is freed as soon as nothing refers to it (PyTorch's reference counting): its node must not
+    hold it, or the output -> grad_fn -> output cycle would keep its memory until the garbage collector runs. The
+    result a backward rule reads is made again from the arrays when it asks (``exp``'s gradient is its result)."""
+    import gc
+    import weakref
+
+    w = agnostic.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
+    gc.collect()
+    gc.disable()
+    try:
+        output = make(w)
+        node, reference = output.grad_fn, weakref.ref(output)
+        del output
+        assert reference() is None
+        assert node is not None
+    finally:
+        gc.enable()
+    y = w.exp()
+    y.sum().backward()
+    numpy.testing.assert_allclose(_values(w.grad), numpy.exp(_values(w)), rtol=1e-6)
+
+
+def test_a_leaf_gradient_is_its_own_writable_memory(device):
+    """As PyTorch's AccumulateGrad: ``.grad`` is laid out as its leaf and shares memory with no other leaf's
+    gradient, nor with the gradient given to ``backward``: a sum's gradient reaches its input as a broadcast view of
+    one number, which zero_grad(set_to_none=False) and clip_grad_norm_ must be able to write in place."""
+    w = agnostic.ones(2, 3, device=device, requires_grad=True)
+    w.sum().backward()
+    assert w.grad.stride() == w.stride() == (3, 1)
+    optimizer = agnostic.optim.SGD([w], lr=0.1)
+    optimizer.zero_grad(set_to_none=False)
+    numpy.testing.assert_array_equal(_values(w.grad), numpy.zeros((2, 3)))
+    w.sum().backward()
+    agnostic.nn.utils.clip_grad_norm_([w], 1.0)
+    numpy.testing.assert_allclose(_values(w.grad), numpy.full((2, 3), 6 ** -0.5), rtol=1e-6)
+
+    a = agnostic.zeros(3, device=device, requires_grad=True)
+    b = agnostic.zeros(3, device=device, requires_grad=True)
+    (a + b).sum().backward()
+    assert a.grad.data_ptr() != b.grad.data_ptr()
+    a.grad.add_(1)
+    numpy.testing.assert_array_equal(_values(b.grad), [1.0, 1.0, 1.0])
+
+    given = agnostic.full((3,), 2.0, device=device)
+    c = agnostic.zeros(3, device=device, requires_grad=True)
+    c.view(3).backward(given)
+    assert c.grad.data_ptr() != given.data_ptr()
+    given.zero_()
+    numpy.testing.assert_array_equal(_values(c.grad), [2.0, 2.0, 2.0])
+
+    m = agnostic.zeros(2, 3, device=device, requires_grad=True)
+    (m.t() * 2).sum().backward()  # the gradient arrives transposed
+    assert m.grad.stride() == (3, 1)
+    numpy.testing.assert_array_equal(_values(m.grad), numpy.full((2, 3), 2.0))

@@ -1,6 +1,7 @@
 """nn.functional: forward values against NumPy references, gradients with gradcheck (float64), errors."""
 
 import math
+import re
 
 import numpy
 import pytest
@@ -447,3 +448,15 @@ def test_constant_pad(device):
     with pytest.raises(RuntimeError, match="Argument #4: Padding size should be less than the corresponding input "
                                            "dimension"):
         F.pad(make(x, device), (4, 4), mode="reflect")
+
+
+@pytest.mark.parametrize("arguments, named", [
+    (([1.0, 2.0], "weight"), "argument 'input' (position 1) must be Tensor, not list"),
+    (("input", 3), "argument 'weight' (position 2) must be Tensor, not int"),
+    (("input", "weight", [0.0]), "argument 'bias' (position 3) must be Tensor, not list"),
+])
+def test_linear_names_an_argument_that_is_not_a_tensor(device, arguments, named):
+    """PyTorch's TypeError, not an AttributeError from inside."""
+    tensors = {"input": agnostic.ones(1, 2, device=device), "weight": agnostic.ones(3, 2, device=device)}
+    with pytest.raises(TypeError, match=re.escape(named)):
+        F.linear(*[tensors.get(value, value) if isinstance(value, str) else value for value in arguments])

@@ -8,6 +8,8 @@ from . import graph, views
 from .grad_mode import _state as _grad_state, enable_grad
 from .tracking import needs_grad, record
 
+_new = object.__new__
+
 
 def _as_tuple(value):
     if value is None:
@@ -140,11 +142,10 @@ class FunctionCtx:
         tensor([3., 3.])
     """
 
-    def __init__(self, needs_input_grad):
-        self.needs_input_grad = needs_input_grad
-        self.to_save = ()
-        self.non_differentiable = ()
-        self.materialize_grads = True
+    # Defaults of what a forward may set; ``Function.apply`` makes each context with its ``needs_input_grad``.
+    to_save = ()
+    non_differentiable = ()
+    materialize_grads = True
 
     def save_for_backward(self, *tensors):
         self.to_save = tensors
@@ -197,7 +198,8 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         track = needs_grad(args, kwargs)
-        ctx = FunctionCtx(tuple(isinstance(a, TensorBase) and a._requires_grad for a in args))
+        ctx = _new(FunctionCtx)
+        ctx.needs_input_grad = tuple([isinstance(a, TensorBase) and a._requires_grad for a in args])
         # Forward under no_grad (inlined: this runs for every custom op). Inputs keep their history (nothing records
         # under no_grad), so tensors saved for backward can be differentiated again when the backward itself is
         # recorded (create_graph=True).
@@ -208,14 +210,17 @@ class Function:
             _grad_state.enabled = previous
         if not track:
             return output
-        excluded = {id(t) for t in ctx.non_differentiable}
 
         def rule(context, *grads):
             result = cls.backward(ctx, *grads)
             return result if isinstance(result, tuple) else (result,)
 
-        outputs = output if isinstance(output, tuple) else (output,)
-        tracked = tuple(o for o in outputs if isinstance(o, TensorBase) and id(o) not in excluded)
+        if isinstance(output, TensorBase):
+            excluded = ctx.non_differentiable
+            tracked = () if excluded and any(t is output for t in excluded) else (output,)
+        else:
+            excluded = {id(t) for t in ctx.non_differentiable}
+            tracked = tuple([o for o in output if isinstance(o, TensorBase) and id(o) not in excluded])
         if not tracked:
             return output
         for tensor in tracked:

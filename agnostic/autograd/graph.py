@@ -2,10 +2,14 @@
 
 import weakref
 
-from ..ops.creation import zeros
+from .._dtypes import _BY_NUMPY as _DTYPE_OF
+from .._tensor import TensorBase
+from ..ops.creation import empty_like, zeros
 from . import anomaly_mode
 from .anomaly_mode import _state as _anomaly_state
 from .grad_mode import _state as _grad_state
+
+_new = object.__new__
 
 
 class Node:
@@ -27,18 +31,6 @@ class Node:
 
     __slots__ = ("rule", "context", "next_edges", "layout", "output_meta", "tensor_hooks", "retained_outputs",
                  "_name", "__weakref__")
-
-    def __init__(self, name, rule, context, next_edges, layout, output_meta):
-        self._name = name
-        self.rule = rule
-        self.context = context
-        self.next_edges = next_edges
-        self.layout = layout
-        self.output_meta = output_meta
-        self.tensor_hooks = None
-        self.retained_outputs = None
-        if _anomaly_state.enabled:  # debugging aid (detect_anomaly): keep the forward traceback of this node
-            anomaly_mode.remember_forward(self)
 
     def name(self):
         """PyTorch-style name, e.g. ``'AddBackward0'``."""
@@ -68,9 +60,23 @@ class Node:
                 "graph a second time."
             )
         context.check_versions(self._name)
-        filled = [grad if grad is not None else _zeros(meta) for grad, meta in zip(grad_outputs, self.output_meta)]
-        grads = self.rule(context, *filled)
+        if len(grad_outputs) != 1 or grad_outputs[0] is None:  # (``None in`` would compare tensors by value)
+            grad_outputs = [_zeros(meta) if grad is None else grad for grad, meta in zip(grad_outputs, self.output_meta)]
+        grads = self.rule(context, *grad_outputs)
         return _flatten_like(grads, self.layout)
+
+
+def node(name, rule, context, next_edges, layout, output_meta):
+    """A Node: ``context`` is what ``rule(context, *grads)`` reads, ``next_edges`` an edge (or None) per tensor
+    input, ``layout`` where the inputs sat among the arguments (``(position, None)``, or ``(position, length)`` for
+    a list), ``output_meta`` ``(shape, NumPy dtype, device)`` per output (zeros stand for a missing gradient). Made
+    without ``__init__``, whose call from the class costs more: this runs for every recorded op."""
+    made = _new(Node)
+    made._name, made.rule, made.context, made.next_edges = name, rule, context, next_edges
+    made.layout, made.output_meta, made.tensor_hooks, made.retained_outputs = layout, output_meta, None, None
+    if _anomaly_state.enabled:  # debugging aid (detect_anomaly): keep the forward traceback of this node
+        anomaly_mode.remember_forward(made)
+    return made
 
 
 class AccumulateGrad:
@@ -106,20 +112,21 @@ def accumulator_of(tensor):
 
 def edge_of(tensor):
     """Where gradients for ``tensor`` flow: ``(grad_fn, output_nr)``, its AccumulateGrad, or None."""
-    view = tensor.__dict__.get("_view")
+    state = tensor.__dict__
+    view = state.get("_view")
     if view is not None and view.version != view.base._version:
         view.refresh(tensor)  # its base changed in place since its grad_fn was made
-    if not tensor._requires_grad:
+    if not state.get("_requires_grad"):
         return None
-    grad_fn = tensor._grad_fn
+    grad_fn = state.get("_grad_fn")
     if grad_fn is not None:
-        return (grad_fn, tensor._output_nr)
+        return (grad_fn, state.get("_output_nr", 0))
     return (accumulator_of(tensor), 0)
 
 
 def _zeros(meta):
     shape, dtype, device = meta
-    return zeros(shape, dtype=dtype, device=device)
+    return zeros(shape, dtype=_DTYPE_OF[dtype], device=device)
 
 
 def _flatten_like(grads, layout):
@@ -173,18 +180,20 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
         for (node, output_nr), grad in zip(roots, root_grads):
             slots = buffers.setdefault(node, {})
             slots[output_nr] = _add(slots.get(output_nr), grad)
-        aliased = {id(grad) for grad in root_grads}  # gradients that must be copied before a leaf keeps them
+        given = {_memory(grad) for grad in root_grads}  # memory a leaf's .grad must not share (see _leaf_gradient)
         ready = [node for node, _ in roots if counts.get(node, 0) == 0]
         queued = set(ready)
         while ready:
             node = ready.pop()
             slots = buffers.pop(node, None) or {}
-            if isinstance(node, AccumulateGrad):
-                _accumulate(node, slots.get(0), captured, aliased)
+            if type(node) is AccumulateGrad:
+                _accumulate(node, slots.get(0), captured, given)
                 continue
-            grad_outputs = [slots.get(i) for i in range(len(node.output_meta))]
+            count = len(node.output_meta)
+            grad_outputs = [slots.get(0)] if count == 1 else [slots.get(i) for i in range(count)]
             if not _anomaly_state.enabled:
-                grad_outputs = _run_tensor_hooks(node, grad_outputs, captured)
+                if node.tensor_hooks or node.retained_outputs or captured is not None:
+                    grad_outputs = _run_tensor_hooks(node, grad_outputs, captured)
                 input_grads = node.apply(grad_outputs)
             else:  # detect_anomaly: the same two calls, checked for NaN, errors reported with the forward traceback
                 input_grads = anomaly_mode.run_checked(
@@ -235,11 +244,12 @@ def _run_tensor_hooks(node, grad_outputs, captured):
     return grad_outputs
 
 
-def _accumulate(node, grad, captured, aliased):
+def _accumulate(node, grad, captured, given):
     if grad is None:
         return
     tensor = node.tensor
-    for hook in tensor.__dict__.get("_hooks") or ():
+    state = tensor.__dict__
+    for hook in state.get("_hooks") or ():
         replaced = hook(grad)
         if replaced is not None:
             grad = replaced
@@ -250,17 +260,46 @@ def _accumulate(node, grad, captured, aliased):
         return
     if not _grad_state.enabled:
         grad = _detached(grad)
-    if tensor.grad is None:
-        # One gradient object may reach several leaves (``a + b`` passes it to both): each leaf gets its own.
-        if id(grad) in aliased:
-            grad = grad.clone()
-        aliased.add(id(grad))
-        tensor.grad = grad
+    existing = state.get("grad")
+    if existing is None:
+        grad = _leaf_gradient(grad, tensor, given)
+        if type(grad) is TensorBase.plain and grad._data.shape == tensor._data.shape:
+            state["grad"] = grad  # what the ``grad`` setter checks, checked
+        else:
+            tensor.grad = grad
     else:
         # sparse + sparse stays sparse (indices concatenated, as PyTorch's); with a dense operand, dense
-        tensor.grad = tensor.grad + grad
-    for hook in tuple(tensor.__dict__.get("_post_accumulate_grad_hooks") or ()):
+        tensor.grad = existing + grad
+    for hook in tuple(state.get("_post_accumulate_grad_hooks") or ()):
         hook(tensor)
+
+
+def _leaf_gradient(grad, leaf, given):
+    """What a leaf without a ``.grad`` keeps of ``grad``: ``grad`` itself where it is laid out as the leaf is and its
+    memory is not in ``given`` (another leaf's ``.grad``, or a gradient the caller passed to ``backward``), else a
+    copy laid out as the leaf, as PyTorch's AccumulateGrad keeps it: a ``.grad`` is the leaf's own, writable memory
+    (a sum's gradient, for one, reaches its inputs as a broadcast view of one number). Sparse gradients, and
+    recorded ones (``create_graph``), are kept as they are."""
+    if type(grad) is not TensorBase.plain:
+        return grad
+    memory = _memory(grad)
+    if memory in given or grad._data.strides != leaf._data.strides:
+        grad = empty_like(leaf, dtype=grad.dtype).copy_(grad)
+        memory = _memory(grad)
+    given.add(memory)
+    return grad
+
+
+def _memory(tensor):
+    """An identity for the memory a dense tensor's array views (the array that owns it), or None."""
+    if type(tensor) is not TensorBase.plain:
+        return None
+    array = tensor._data
+    while True:
+        base = getattr(array, "base", None)
+        if base is None:
+            return id(array)
+        array = base
 
 
 class RemovableHandle:

@@ -6,10 +6,15 @@ whose methods and operators are the recording forms the op registry (``ops/_regi
 functions check their arguments for GradTensors.
 """
 
-from .._tensor import TensorBase, _check_writable, wrap
+from .._dtypes import _BY_NUMPY as _DTYPE_OF
+from .._tensor import TensorBase, _check_writable, version_of, wrap
 from ..ops._dispatch import check_can_cast
 from . import graph, views
+from .graph import edge_of
 from .grad_mode import _state as _grad_state
+
+_FLOATING = 2  # dtype category: floating point and complex tensors have gradients
+_new = object.__new__
 
 
 def make_leaf(tensor, cls=None, requires_grad=True):
@@ -54,16 +59,20 @@ def set_requires_grad(tensor, requires_grad):
 
 
 class Context:
-    """What a backward rule sees: the call's arguments and keywords, and its result (detached)."""
+    """What a backward rule sees: the call's ``args`` and ``kwargs``, its ``result`` (detached), the versions of the
+    recorded inputs whose values the rule reads, and what a rule of its own kept (``saved``). Made by ``context``."""
 
-    __slots__ = ("args", "kwargs", "result", "versions", "saved")
+    __slots__ = ("args", "kwargs", "versions", "saved", "outputs")
 
-    def __init__(self, args, kwargs, result, versions=()):
-        self.args = args
-        self.kwargs = kwargs
-        self.result = result
-        self.saved = None
-        self.versions = versions  # (tensor, its _version) of each recorded input whose values the rule reads
+    @property
+    def result(self):
+        """The op's result, detached: made when a rule reads it, from the arrays the node keeps (holding the output
+        tensor itself would be a reference cycle, output -> grad_fn -> output, that only the garbage collector
+        frees, and with it the output's memory)."""
+        outputs = self.outputs
+        if type(outputs) is list:  # several outputs: (array, device) per tensor, (value,) per anything else
+            return tuple(wrap(*item) if len(item) == 2 else item[0] for item in outputs)
+        return wrap(*outputs)
 
     def check_versions(self, node_name):
         for tensor, version in self.versions:
@@ -74,6 +83,16 @@ class Context:
                     f"expected version {version} instead (used by {node_name}). Use .clone() before modifying it "
                     "in place."
                 )
+
+
+def context(args, kwargs, outputs, versions=()):
+    """A Context: ``outputs`` is ``(array, device)`` of the op's output, or a list of such pairs (``(value,)`` for
+    what isn't a tensor) for several outputs, or None; ``versions`` pairs each recorded input whose values the rule
+    reads with its ``_version`` then. Made without ``__init__``, whose call from the class costs more: this runs
+    for every recorded op."""
+    made = _new(Context)
+    made.args, made.kwargs, made.outputs, made.versions, made.saved = args, kwargs, outputs, versions, None
+    return made
 
 
 def needs_grad(args, kwargs=None):
@@ -110,9 +129,8 @@ def detached(value):
     return value
 
 
-def _differentiable_outputs(output):
-    items = [output] if isinstance(output, TensorBase) else output
-    return [item for item in items if isinstance(item, TensorBase) and item.dtype.category >= 2]
+def _differentiable(tensor):
+    return _DTYPE_OF[tensor._data.dtype].category >= _FLOATING
 
 
 def _attach(outputs, node):
@@ -120,21 +138,24 @@ def _attach(outputs, node):
     recording = TensorBase.recording
     for number, tensor in enumerate(outputs):
         tensor.__class__ = recording
-        tensor.__dict__.update(_requires_grad=True, _grad_fn=node, _output_nr=number)
+        state = tensor.__dict__
+        state["_requires_grad"] = True
+        state["_grad_fn"] = node
+        state["_output_nr"] = number
 
 
 def record(name, rule, args, kwargs, output, is_view=False):
     """Record ``output = op(*args, **kwargs)`` with backward ``rule``; returns the output, now tracked."""
     if isinstance(output, TensorBase):
-        if output.dtype.category < 2:
+        if not _differentiable(output):
             return output
-        outputs = [output]
-        result = detached(output)
+        outputs = (output,)
+        kept = output._data, output._device
     else:
-        outputs = _differentiable_outputs(output)
+        outputs = [item for item in output if isinstance(item, TensorBase) and _differentiable(item)]
         if not outputs:
             return output
-        result = detached(tuple(output))
+        kept = [(item._data, item._device) if isinstance(item, TensorBase) else (item,) for item in output]
     # One pass over the arguments: where each tensor sits (``layout``: position, and length for a list or tuple),
     # the edge its gradient takes, and the version of each recorded one whose values the rule will read.
     layout, edges, versions = [], [], []
@@ -143,20 +164,20 @@ def record(name, rule, args, kwargs, output, is_view=False):
     for position, arg in enumerate(args):
         if isinstance(arg, TensorBase):
             layout.append((position, None))
-            edges.append(graph.edge_of(arg))
+            edges.append(edge_of(arg))
             if reads_values and isinstance(arg, recording):
-                versions.append((arg, arg._version))
+                versions.append((arg, version_of(arg)))
         elif isinstance(arg, (list, tuple)) and any(isinstance(item, TensorBase) for item in arg):
             layout.append((position, len(arg)))
             for item in arg:
                 if isinstance(item, TensorBase):
-                    edges.append(graph.edge_of(item))
+                    edges.append(edge_of(item))
                     if reads_values and isinstance(item, recording):
-                        versions.append((item, item._version))
+                        versions.append((item, version_of(item)))
                 else:
                     edges.append(None)
-    meta = [(tuple(t._data.shape), t.dtype, t._device) for t in outputs]
-    node = graph.Node(name, rule, Context(args, kwargs, result, versions), edges, layout, meta)
+    meta = [(t._data.shape, t._data.dtype, t._device) for t in outputs]
+    node = graph.node(name, rule, context(args, kwargs, kept, versions), edges, layout, meta)
     _attach(outputs, node)
     if is_view:
         views.mark_views(args[0], output, getattr(is_view, "recompute", None), args[1:], name)
@@ -179,11 +200,11 @@ def _inplace_on_view(op_name, view_tensor, view, out_of_place, args, kwargs):
     if result.dtype is not view_tensor.dtype:
         check_can_cast(result.dtype, view_tensor.dtype, op_name)
     detached(view_tensor).copy_(detached(result))
-    context = Context((), {}, None)
-    context.saved = (view.steps, base.stride())
-    edges = [graph.edge_of(base), graph.edge_of(result)]
-    node = graph.Node("CopySlices", views.copy_slices_rule, context, edges, [(0, None), (1, None)],
-                      [(tuple(base._data.shape), base.dtype, base._device)])
+    saved = context((), {}, None)
+    saved.saved = (view.steps, base.stride())
+    edges = [edge_of(base), edge_of(result)]
+    node = graph.node("CopySlices", views.copy_slices_rule, saved, edges, [(0, None), (1, None)],
+                      [(base._data.shape, base._data.dtype, base._device)])
     if base._grad_fn is not None:
         views.move_retained(base, node, 0)
     if not isinstance(base, TensorBase.recording):

@@ -139,7 +139,7 @@ def _make_plan(op, operands, autocast=True):
     if autocast and _autocast.casts_half_operands(op.name) and any(x.dtype in _HALF for x in tensors):
         return _autocast_plan(op, _make_plan(op, operands, autocast=False))
     if any(isinstance(x, TensorBase.recording) for x in tensors):
-        return _recording_plan(op)
+        return _recording_plan(op, operands)
     if all(type(x) is TensorBase.plain for x in tensors) and len({x.dtype for x in tensors}) == 1:
         dtype = tensors[0].dtype
         if result_dtype(*operands) is dtype and op.types(dtype)[0] is dtype and \
@@ -337,21 +337,22 @@ def _autocast_plan(op, plan):
     return autocast_plan
 
 
-def _recording_plan(op):
+def _recording_plan(op, operands):
     """Operands among which some may require grad: the plain result, recorded when grad mode is on and a gradient
-    is needed. ``out=`` is refused then, as PyTorch refuses it."""
+    is needed. ``out=`` is refused then, as PyTorch refuses it. The result comes from the plan of plain operands of
+    the same kinds, called with these operands as they are (plans read only their arrays and devices)."""
     node_name = tracking.backward_name(op.name)
+    compute = _make_plan(op, tuple(_plain(x) for x in operands), autocast=False)  # autocast came first
+    needs_grad = tracking.needs_grad
 
     def plan(*operands_and_out):
         operands, out = operands_and_out[:-1], operands_and_out[-1]
-        if not tracking.needs_grad(operands):
-            plain = tuple(_plain(x) for x in operands)
-            result = op.call(*plain, plain[0] if out is operands[0] else out)  # in place stays in place
-            return result if out is None else out
+        if not needs_grad(operands):
+            return compute(*operands_and_out)  # in place (``out`` is the first operand) stays in place
         if out is not None:
             raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
-        output = op.call(*[_plain(x) for x in operands])
+        output = compute(*operands_and_out)
         if op.backward is None:
             return output
         return tracking.record(node_name, op.backward, operands, {}, output)

@@ -27,7 +27,6 @@ _KERNEL_COMPUTE = {  # parameter dtype (not its .name, built on every access) ->
     numpy.dtype(numpy.float32): numpy.float32,
     numpy.dtype(numpy.float64): numpy.float64,
 }
-_LOW_PRECISION = ("float16", "bfloat16")
 
 
 class Update:
@@ -48,10 +47,11 @@ def run(update, lists, scalars, flags, foreach=None):
     list the configuration does not use); ``scalars`` and ``flags`` map names to values. Tensors are grouped by
     device (and by dtype for the kernel), as PyTorch's foreach implementations do."""
     by_device = {}
+    counters = update.counters
     for index, param in enumerate(lists[0]):
-        arrays = tuple(None if arrays is None else arrays[index] for arrays in lists)
-        arrays = tuple(a.reshape(1) if position in update.counters else a for position, a in enumerate(arrays))
-        by_device.setdefault(_backend.device_of_array(param), []).extend(_real_tasks(arrays, update.counters))
+        arrays = tuple([None if arrays is None else arrays[index].reshape(1) if position in counters
+                        else arrays[index] for position, arrays in enumerate(lists)])
+        by_device.setdefault(_backend.device_of_array(param), []).extend(_real_tasks(arrays, counters))
     for device, tasks in by_device.items():
         backend = device.backend
         fusing = foreach is not False and backend.ops.MULTI_TENSOR_KERNELS
@@ -89,7 +89,8 @@ def _kernel_ready(arrays, counters):
 
 # ----- the ufunc path -------------------------------------------------------------------------------------------
 def _compute_dtype(dtype):
-    return numpy.dtype(numpy.float32) if dtype.name in _LOW_PRECISION else dtype
+    # float16 and ml_dtypes' bfloat16 (kind "V"): the two 2-byte floating types (``dtype.name`` is computed in Python)
+    return numpy.dtype(numpy.float32) if dtype.itemsize == 2 and dtype.kind in "fV" else dtype
 
 
 def _run_host(update, backend, tasks, scalars, flags):

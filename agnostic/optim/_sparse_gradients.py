@@ -1,12 +1,13 @@
 """The arithmetic of sparse COO gradients (``nn.Embedding(sparse=True)``'s) against dense tensors, shared by the
 optimizers with a sparse update (SGD, Adagrad, SparseAdam)."""
 
+from .._tensor import TensorBase
 from ..ops.sparse import sparse_coo_tensor
 
 
 def is_sparse_gradient(grad):
     """True for a sparse COO gradient (what ``nn.Embedding(sparse=True)`` gives its weight)."""
-    return grad is not None and grad.is_sparse
+    return grad is not None and type(grad) is not TensorBase.plain and grad.is_sparse  # a plain Tensor is dense
 
 
 def add_sparse_(dense, sparse, alpha=1):

@@ -11,13 +11,18 @@ import agnostic
 from ..._tensor import wrap
 from ...autograd import Function, is_grad_enabled
 
+_INT64 = numpy.dtype(numpy.int64)
+_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+
 
 def supports(input, target, weight, label_smoothing, reduction):
-    """Whether ``cross_entropy(input, target, ...)`` can take this path."""
-    return (input.dim() == 2 and target.dim() == 1 and target.dtype.name == "int64" and weight is None
-            and label_smoothing == 0.0 and reduction in ("mean", "sum")
-            and input.dtype.name in ("float32", "float64") and input.device == target.device
-            and input.shape[0] == target.shape[0] and input.numel() > 0)
+    """Whether ``cross_entropy(input, target, ...)`` can take this path (read from the arrays: this runs every
+    training step)."""
+    logits, labels = getattr(input, "_data", None), getattr(target, "_data", None)
+    return (logits is not None and labels is not None and logits.ndim == 2 and labels.ndim == 1
+            and labels.dtype == _INT64 and weight is None and label_smoothing == 0.0 and reduction in ("mean", "sum")
+            and logits.dtype in _FLOATS and input._device is target._device and logits.shape[0] == labels.shape[0]
+            and logits.size > 0)
 
 
 class IndexCrossEntropy(Function):
@@ -25,7 +30,7 @@ class IndexCrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, input, target, ignore_index, reduction):
-        device = input.device
+        device = input._device
         mean = reduction == "mean"
         logits, labels = input._data, target._data
         backend = device.backend
@@ -42,7 +47,7 @@ class IndexCrossEntropy(Function):
         if is_grad_enabled():
             return _recorded_backward(ctx, grad), None, None, None
         logits, labels, log_sum_exp, count = ctx.arrays
-        device = grad.device
+        device = grad._device
         backend = device.backend
         with backend.activate(), numpy.errstate(divide="ignore", invalid="ignore"):
             scale = grad._data.astype(logits.dtype, copy=False)

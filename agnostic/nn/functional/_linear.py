@@ -20,8 +20,13 @@ def _direct(*tensors):
     """Whether all tensors (None skipped) share one device and one dtype that the direct path handles."""
     first = tensors[0]
     dtype = first._data.dtype
-    return dtype in _DIRECT_DTYPES and all(
-        t is None or (t._device is first._device and t._data.dtype is dtype) for t in tensors[1:])
+    if dtype not in _DIRECT_DTYPES:
+        return False
+    device = first._device
+    for t in tensors:
+        if t is not None and (t._device is not device or t._data.dtype is not dtype):
+            return False
+    return True
 
 
 class _Linear(Function):
@@ -62,7 +67,7 @@ class _Linear(Function):
             grad_bias = None
             if needs_bias:
                 grad_bias = _column_sums.column_sums(rows, device) if _column_sums.supports(rows) else rows.sum(0)
-        return tuple(None if array is None else wrap(array, device) for array in (grad_input, grad_weight, grad_bias))
+        return tuple([None if array is None else wrap(array, device) for array in (grad_input, grad_weight, grad_bias)])
 
 
 @_autocast.policy
@@ -75,19 +80,34 @@ def linear(input, weight, bias=None):
         >>> F.linear(x, weight, bias=agnostic.tensor([0.0, 0.5, -1.0]))
         tensor([[1.0000, 3.5000, 3.0000]])
     """
-    if input.dim() == 0 or weight.dim() not in (1, 2):
+    # The arrays' shapes, not the tensors' (each ``.shape`` makes an agnostic.Size): this runs for every layer.
+    try:
+        input_shape, weight_shape = input._data.shape, weight._data.shape
+        bias_shape = None if bias is None else bias._data.shape
+    except AttributeError:
+        _not_a_tensor(input=input, weight=weight, bias=bias)
+        raise
+    if not input_shape or len(weight_shape) not in (1, 2):
         raise RuntimeError(f"linear(): expected input with at least 1 dimension and a 1-D or 2-D weight, got "
-                           f"{input.dim()}-D input and {weight.dim()}-D weight")
-    if weight.dim() == 1:
+                           f"{len(input_shape)}-D input and {len(weight_shape)}-D weight")
+    if len(weight_shape) == 1:
         output = agnostic.matmul(input, weight)
         return output if bias is None else agnostic.add(output, bias)
-    if input.shape[-1] != weight.shape[1]:
+    if input_shape[-1] != weight_shape[1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({'x'.join(map(str, input.reshape(-1, input.shape[-1]).shape))} and "
-                           f"{weight.shape[1]}x{weight.shape[0]})")
-    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+                           f"({'x'.join(map(str, input.reshape(-1, input_shape[-1]).shape))} and "
+                           f"{weight_shape[1]}x{weight_shape[0]})")
+    if bias is not None and bias_shape != weight_shape[:1]:
         return agnostic.matmul(input, weight.t()) + bias  # a broadcast bias (or PyTorch's error for a bad one)
     return _Linear.apply(input, weight, bias)
+
+
+def _not_a_tensor(**arguments):
+    """Raise PyTorch's TypeError for the first argument that is neither a tensor nor None."""
+    for position, (name, value) in enumerate(arguments.items(), start=1):
+        if value is not None and not isinstance(value, agnostic.Tensor):
+            raise TypeError(f"linear(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
 
 
 def bilinear(input1, input2, weight, bias=None):
