@@ -61,7 +61,8 @@ class Node:
             )
         context.check_versions(self._name)
         if len(grad_outputs) != 1 or grad_outputs[0] is None:  # (``None in`` would compare tensors by value)
-            grad_outputs = [_zeros(meta) if grad is None else grad for grad, meta in zip(grad_outputs, self.output_meta)]
+            grad_outputs = [_zeros(meta) if grad is None else grad
+                            for grad, meta in zip(grad_outputs, self.output_meta)]
         grads = self.rule(context, *grad_outputs)
         return _flatten_like(grads, self.layout)
 
