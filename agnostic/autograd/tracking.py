@@ -200,10 +200,10 @@ def _inplace_on_view(op_name, view_tensor, view, out_of_place, args, kwargs):
     if result.dtype is not view_tensor.dtype:
         check_can_cast(result.dtype, view_tensor.dtype, op_name)
     detached(view_tensor).copy_(detached(result))
-    saved = context((), {}, None)
-    saved.saved = (view.steps, base.stride())
+    rebase = context((), {}, None)
+    rebase.saved = (view.steps, base.stride())
     edges = [edge_of(base), edge_of(result)]
-    node = graph.node("CopySlices", views.copy_slices_rule, saved, edges, [(0, None), (1, None)],
+    node = graph.node("CopySlices", views.copy_slices_rule, rebase, edges, [(0, None), (1, None)],
                       [(base._data.shape, base._data.dtype, base._device)])
     if base._grad_fn is not None:
         views.move_retained(base, node, 0)
