@@ -9,6 +9,19 @@ from .._tensor import TensorBase, _check_broadcast_into, wrap
 _ndarray = numpy.ndarray
 
 
+def check_tensor(name, value, position=1, argument="input"):
+    """Raise PyTorch's TypeError where ``value``, argument ``argument`` at ``position`` of op ``name``, is not a
+    tensor.
+
+        >>> agnostic.ops._dispatch.check_tensor("linear", [1.0])
+        Traceback (most recent call last):
+        TypeError: linear(): argument 'input' (position 1) must be Tensor, not list
+    """
+    if not isinstance(value, TensorBase):
+        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
 def check_same_device(*tensors):
     """The device shared by ``tensors``; a 0-dim CPU tensor combines with any device, as a scalar (PyTorch's rule).
 

@@ -4,8 +4,8 @@ conjugate transposes, with PyTorch's gradients (its Wirtinger convention: ``z.gr
 import math
 
 from .. import _backend, _dtypes
-from .._tensor import TensorBase, _check_writable, wrap
-from ._dispatch import check_same_device, finish
+from .._tensor import _check_writable, wrap
+from ._dispatch import check_same_device, check_tensor, finish
 from ._registry import composite, public_names, tensor_method
 from .creation import zeros_like
 from .elementwise import conj, sign, where
@@ -13,12 +13,6 @@ from .shape import broadcast_shapes, matrix_transpose
 
 _REAL_OF = {_dtypes.complex64: _dtypes.float32, _dtypes.complex128: _dtypes.float64}
 _COMPLEX_OF = {real: complex_ for complex_, real in _REAL_OF.items()}
-
-
-def _check_tensor(name, value, position=1, argument="input"):
-    if not isinstance(value, TensorBase):
-        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
-                        f"{type(value).__name__}")
 
 
 def _as_complex(grad, input):
@@ -40,7 +34,7 @@ def real(input):
         >>> z
         tensor([5.+2.j, 3.-1.j])
     """
-    _check_tensor("real", input)
+    check_tensor("real", input)
     if not input.dtype.is_complex:
         return input
     return wrap(input._data.real, input._device)
@@ -55,7 +49,7 @@ def imag(input):
         >>> agnostic.tensor([1 + 2j, 3 - 1j]).imag
         tensor([ 2., -1.])
     """
-    _check_tensor("imag", input)
+    check_tensor("imag", input)
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return wrap(input._data.imag, input._device)
@@ -70,7 +64,7 @@ def view_as_real(input):
         tensor([[ 1.,  2.],
                 [ 3., -1.]])
     """
-    _check_tensor("view_as_real", input)
+    check_tensor("view_as_real", input)
     if not input.dtype.is_complex:
         raise RuntimeError(f"view_as_real is only supported for complex tensors, got {input.dtype}; "
                            "make one with agnostic.complex(real, imag) or input.to(agnostic.complex64)")
@@ -88,7 +82,7 @@ def view_as_complex(input):
         >>> agnostic.view_as_complex(agnostic.tensor([[1.0, 2.0], [3.0, -1.0]]))
         tensor([1.+2.j, 3.-1.j])
     """
-    _check_tensor("view_as_complex", input)
+    check_tensor("view_as_complex", input)
     if input.dtype not in _COMPLEX_OF:
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but got a tensor of "
                            f"scalar type: {input.dtype}; convert it with .float() or .double() first")
@@ -110,8 +104,8 @@ def view_as_complex(input):
 
 # ----- building complex tensors ----------------------------------------------------------------------------------
 def _check_float_pair(name, first, second, names):
-    _check_tensor(name, first, 1, names[0])
-    _check_tensor(name, second, 2, names[1])
+    check_tensor(name, first, 1, names[0])
+    check_tensor(name, second, 2, names[1])
     if first.dtype is not second.dtype:
         raise RuntimeError(f"{name}(): expected both inputs to have one dtype, got {first.dtype} and "
                            f"{second.dtype}; convert one with .to(other.dtype)")
@@ -175,7 +169,7 @@ def angle(input):
         >>> agnostic.angle(agnostic.tensor([1j, -1 + 0j, 1 + 0j]))
         tensor([1.5708, 3.1416, 0.0000])
     """
-    _check_tensor("angle", input)
+    check_tensor("angle", input)
     dtype = input.dtype
     if dtype.is_complex:
         dtype = _REAL_OF[dtype]
@@ -208,7 +202,7 @@ def sgn(input):
         >>> agnostic.sgn(agnostic.tensor([3 + 4j, 0j]))
         tensor([0.6000+0.8000j, 0.0000+0.0000j])
     """
-    _check_tensor("sgn", input)
+    check_tensor("sgn", input)
     if not input.dtype.is_complex:
         return sign(input)
     backend = input._device.backend
@@ -225,7 +219,7 @@ def adjoint(input):
         tensor([[1.-1.j],
                 [2.-0.j]])
     """
-    _check_tensor("adjoint", input)
+    check_tensor("adjoint", input)
     if input.ndim < 2:
         raise RuntimeError(f"adjoint() is only supported on matrices or batches of matrices. Got {input.ndim}-D "
                            "tensor.")
@@ -269,7 +263,7 @@ def conj_physical_(input):
         >>> x.conj_physical_() is x, x
         (True, tensor([1.-2.j, 3.+1.j]))
     """
-    _check_tensor("conj_physical_", input)
+    check_tensor("conj_physical_", input)
     if input.dtype.is_complex:
         _check_writable(input)
         backend = input._device.backend

@@ -10,6 +10,7 @@ from agnostic.autograd import Function
 
 from ... import _autocast
 from ..._tensor import wrap
+from ...ops._dispatch import check_tensor
 from ...ops.linalg import matmul_arrays
 from . import _column_sums
 
@@ -105,9 +106,8 @@ def linear(input, weight, bias=None):
 def _not_a_tensor(**arguments):
     """Raise PyTorch's TypeError for the first argument that is neither a tensor nor None."""
     for position, (name, value) in enumerate(arguments.items(), start=1):
-        if value is not None and not isinstance(value, agnostic.Tensor):
-            raise TypeError(f"linear(): argument '{name}' (position {position}) must be Tensor, not "
-                            f"{type(value).__name__}")
+        if value is not None:
+            check_tensor("linear", value, position, name)
 
 
 def bilinear(input1, input2, weight, bias=None):
