@@ -441,3 +441,16 @@ def test_tensor_methods_exist_as_in_pytorch(device):
     assert x.histc(bins=2, min=0, max=4).tolist() == [1.0, 3.0]
     assert _t([0, 2], device).bincount().tolist() == [1, 0, 1]
     assert not hasattr(agnostic.Tensor, "var_mean") and not hasattr(agnostic.Tensor, "std_mean")
+
+
+@pytest.mark.parametrize("numpy_takes_out_ellipsis", [True, False])
+def test_whole_reductions_give_0_dim_arrays_with_or_without_numpys_out_ellipsis(monkeypatch, numpy_takes_out_ellipsis):
+    """NumPy 2.3 and later return the arrays themselves (``out=...``); before, the scalars are made arrays again."""
+    from agnostic.ops import reduction
+    monkeypatch.setattr(reduction, "OUT_ELLIPSIS", numpy_takes_out_ellipsis and reduction.OUT_ELLIPSIS)
+    values = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    x = agnostic.from_numpy(values)
+    for result, expected in ((x.sum(), values.sum()), (x.max(), values.max()), (x.min(), values.min()),
+                             (x.sum(keepdim=True), values.sum(keepdims=True))):
+        assert type(result._data) is np.ndarray and result.dtype == agnostic.float32
+        assert result.shape == expected.shape and result.item() == expected.item()

@@ -164,7 +164,14 @@ def _frac(xp, x):
 
 
 def _relu(xp, x):
-    return xp.maximum(x, x.dtype.type(0))
+    dtype = x.dtype
+    zero = _ZEROS.get(dtype)
+    if zero is None:  # made once per dtype: a NumPy scalar costs more to make than the maximum of 1,000 elements
+        zero = _ZEROS[dtype] = dtype.type(0)
+    return xp.maximum(x, zero)
+
+
+_ZEROS: dict = {}  # dtype -> its zero, as a NumPy scalar (a Python 0 would widen ml_dtypes' bfloat16)
 
 
 def _sigmoid(xp, x):
