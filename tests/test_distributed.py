@@ -71,6 +71,18 @@ def test_the_launcher_sets_torchrun_environment(tmp_path):
     assert rows[0][5] == rows[1][5] and int(rows[0][5]) > 0
 
 
+@pytest.mark.parametrize("version, used", [("HYDRA build details:\n    Version: 4.3.0", True),
+                                           ("mpiexec (Open MPI) 5.0.3", False)])
+def test_the_launcher_runs_ranks_only_under_mpichs_mpiexec(tmp_path, monkeypatch, version, used):
+    pytest.importorskip("mpi4py")
+    from agnostic.distributed import run
+    mpiexec = tmp_path / "mpiexec"
+    mpiexec.write_text(f"#!/bin/sh\nprintf '{version}\\n'\n")
+    mpiexec.chmod(0o755)
+    monkeypatch.setattr(run.sys, "executable", str(tmp_path / "python"))  # mpiexec beside this Python comes first
+    assert run._mpiexec() == (str(mpiexec) if used else None)
+
+
 def test_the_launcher_rejects_a_bad_node_rank():
     command = [sys.executable, "-m", "agnostic.distributed.run", "--nnodes", "2", "--node-rank", "2",
                "--master-port", "1", "x.py"]

@@ -55,13 +55,22 @@ def _free_port(host):
 
 
 def _mpiexec():
-    """MPICH's mpiexec beside this Python (the mpich wheel puts it there), or on PATH; None without mpi4py."""
+    """MPICH's mpiexec beside this Python (the mpich wheel puts it there), or on PATH; None without mpi4py, or where
+    the mpiexec found is another MPI's: the ranks then start as plain processes. Ranks join as MPICH's process
+    manager lets them (dynamic processes); Open MPI's mpiexec works otherwise, and refuses to run as root."""
     try:
         import mpi4py  # noqa: F401
     except ImportError:
         return None
     beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    return beside if os.path.exists(beside) else shutil.which("mpiexec")
+    path = beside if os.path.exists(beside) else shutil.which("mpiexec")
+    if path is None:
+        return None
+    try:
+        version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return path if "HYDRA" in version else None  # MPICH's process manager names itself
 
 
 class _Rank:
