@@ -145,6 +145,18 @@ def test_stores_set_get_add_wait_and_time_out():
     client.close(), server.close()
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int64"])
+def test_the_store_engines_average_divides_floats_and_floors_integers(dtype):
+    from agnostic.distributed._store_engine import _reduce
+    numpy_dtype = agnostic.bfloat16.numpy_dtype if dtype == "bfloat16" else numpy.dtype(dtype)
+    arrays = [numpy.array(values, dtype=numpy_dtype) for values in ([1.5, -2, 3], [3, -4, 6])]
+    if dtype == "int64":
+        arrays = [numpy.array([1, -2, 3]), numpy.array([2, -4, 6])]
+    average = _reduce(arrays, "avg")
+    expected = [1, -3, 4] if dtype == "int64" else [2.25, -3, 4.5]  # floored, as PyTorch's integer AVG
+    assert average.dtype == numpy_dtype and average.astype(numpy.float64).tolist() == expected
+
+
 def test_a_missing_mpi_engine_names_the_extra():
     code = ("import sys; sys.modules['mpi4py'] = None\n"
             "import agnostic.distributed as dist\n"

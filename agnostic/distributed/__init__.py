@@ -372,9 +372,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     elif "cpu" in engines and _mpi.is_available() and _mpi.can_join(world_size):
         cpu_engine = _mpi.MpiEngine(_mpi.world_communicator(rank, world_size, store, timeout))
     elif "cpu" in engines and _mpi.is_available():
-        warnings.warn("these processes were not started under an MPI process manager, which MPICH needs to connect "
+        warnings.warn("these processes were not started under MPICH's process manager, which MPI needs to connect "
                       "them: CPU collectives go through the TCP store (slow). Start them with 'python -m "
-                      "agnostic.distributed.run' or 'mpirun' for MPI", RuntimeWarning, stacklevel=2)
+                      "agnostic.distributed.run' (which uses MPICH's mpiexec where the mpich package is installed: "
+                      f"{_mpi.INSTALL_HINT}) or MPICH's 'mpirun' for MPI", RuntimeWarning, stacklevel=2)
         cpu_engine = StoreEngine(PrefixStore("cpu", store), rank, world_size)
     elif "cpu" in engines and backend is not None:
         raise RuntimeError(f"backend {backend!r} needs the MPI engine, which is not installed: {_mpi.INSTALL_HINT}")

@@ -19,8 +19,8 @@ def _reduce(arrays, op):
     result = arrays[0].copy()
     for array in arrays[1:]:
         functions[op](result, array, out=result)
-    if op == "avg":
-        result = result / len(arrays) if result.dtype.kind in "fc" else result // len(arrays)
+    if op == "avg":  # integers floor, as PyTorch's; ml_dtypes' bfloat16 is of kind "V", so floats are the others
+        result = result // len(arrays) if result.dtype.kind in "iu" else result / len(arrays)
     return result.astype(arrays[0].dtype, copy=False)
 
 
