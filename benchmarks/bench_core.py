@@ -155,10 +155,7 @@ def _loop(statement, names):
 
 def _interleaved_medians(candidates, operations, repeats, warmup=1):
     """Median seconds per op of each ``(run, args, sync)`` candidate; candidates alternate within every repeat so
-    drifting clocks and caches affect them alike. Each sample follows one untimed op of its own candidate, so that it
-    times ops run back to back, as a program runs them: after the other candidates' turn (a single-threaded NumPy
-    op of 16M elements takes 20 ms) a library's idle worker threads take about 1 ms to wake on a 16-core VM,
-    PyTorch's as agnostic's, and the first op would time that."""
+    drifting clocks and caches affect them alike."""
     times = [[] for _ in candidates]
     for run, args, sync in candidates:
         for _ in range(warmup):
@@ -168,7 +165,6 @@ def _interleaved_medians(candidates, operations, repeats, warmup=1):
     for repeat in range(repeats):
         for i in order[repeat % len(order):] + order[:repeat % len(order)]:
             run, args, sync = candidates[i]
-            run(1, *args)
             sync()
             started = time.perf_counter()
             run(operations, *args)
