@@ -56,8 +56,8 @@ def _free_port(host):
 
 def _mpiexec():
     """MPICH's mpiexec beside this Python (the mpich wheel puts it there), or on PATH; None without mpi4py, or where
-    the mpiexec found is another MPI's: the ranks then start as plain processes. Ranks join as MPICH's process
-    manager lets them (dynamic processes); Open MPI's mpiexec works otherwise, and refuses to run as root."""
+    the mpiexec found is another MPI's: the ranks then start as plain processes. The ranks join one another through
+    MPICH's dynamic processes, which Open MPI's process manager doesn't serve (and it refuses to run as root)."""
     try:
         import mpi4py  # noqa: F401
     except ImportError:
