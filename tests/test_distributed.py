@@ -157,6 +157,14 @@ def test_the_store_engines_average_divides_floats_and_floors_integers(dtype):
     assert average.dtype == numpy_dtype and average.astype(numpy.float64).tolist() == expected
 
 
+def test_a_bfloat16_average_written_back_is_divided_not_floored():
+    from agnostic.distributed._reduction import write_back
+    bfloat16 = agnostic.bfloat16.numpy_dtype
+    array = numpy.array([4.5, -6, 9], dtype=bfloat16)  # the sum of two ranks, reduced in bfloat16 (NCCL has it)
+    write_back(array, array, "avg", 2)()
+    assert array.astype(numpy.float64).tolist() == [2.25, -3, 4.5]
+
+
 def test_a_missing_mpi_engine_names_the_extra():
     code = ("import sys; sys.modules['mpi4py'] = None\n"
             "import agnostic.distributed as dist\n"

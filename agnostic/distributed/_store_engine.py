@@ -5,6 +5,7 @@ rank 0's store, so the launcher or ``mpirun`` (MPI) is the way for speed."""
 
 import numpy
 
+from ._reduction import floors
 from ._store import PrefixStore
 
 
@@ -19,8 +20,8 @@ def _reduce(arrays, op):
     result = arrays[0].copy()
     for array in arrays[1:]:
         functions[op](result, array, out=result)
-    if op == "avg":  # integers floor, as PyTorch's; ml_dtypes' bfloat16 is of kind "V", so floats are the others
-        result = result // len(arrays) if result.dtype.kind in "iu" else result / len(arrays)
+    if op == "avg":
+        result = result // len(arrays) if floors(result.dtype) else result / len(arrays)
     return result.astype(arrays[0].dtype, copy=False)
 
 
