@@ -104,6 +104,14 @@ def _ones(lib, device, *size, **options):
     return lib.ones(*size, device=device, **options)
 
 
+def _not_a_tensor(op, call, argument, position, given, **options):
+    """A row for an op given a non-tensor where it takes a tensor: PyTorch's message names the op, the argument
+    (and its position, unless keyword-only) and the type given (``ops._dispatch.check_tensor``)."""
+    where = "" if position is None else rf" \(position {position}\)"
+    return Mistake(f"{op}() given a {given} for '{argument}'", call, TypeError,
+                   rf"{op}\(\): argument '{argument}'{where} must be Tensor, not {given}", **options)
+
+
 MISTAKES = [
     # ----- devices ---------------------------------------------------------------------------------------------
     Mistake("unknown device string", lambda lib, d: lib.zeros(2, device="gpu"), RuntimeError,
@@ -118,6 +126,42 @@ MISTAKES = [
             "Expected all tensors to be on the same device", on_devices=True, needs_cuda=True),
     Mistake("mixing devices in matmul", lambda lib, d: _ones(lib, d, 2, 2) @ lib.ones(2, 2), RuntimeError,
             "Expected all tensors to be on the same device", on_devices=True, needs_cuda=True),
+    # ----- a non-tensor where a tensor is taken ----------------------------------------------------------------
+    _not_a_tensor("exp", lambda lib, d: lib.exp(1.0), "input", 1, "float"),
+    _not_a_tensor("sum", lambda lib, d: lib.sum([1]), "input", 1, "list"),
+    _not_a_tensor("logcumsumexp", lambda lib, d: lib.logcumsumexp([1.0], 0), "input", 1, "list"),
+    _not_a_tensor("histc", lambda lib, d: lib.histc([1.0]), "input", 1, "list"),
+    _not_a_tensor("sort", lambda lib, d: lib.sort([1]), "input", 1, "list"),
+    _not_a_tensor("isclose", lambda lib, d: lib.isclose(_ones(lib, d, 2), 1.0), "other", 2, "float"),
+    _not_a_tensor("searchsorted", lambda lib, d: lib.searchsorted(_ones(lib, d, 2), _ones(lib, d, 2), sorter=[0]),
+                  "sorter", None, "list", torch_fragment="searchsorted.. received an invalid combination"),
+    _not_a_tensor("bucketize", lambda lib, d: lib.bucketize(_ones(lib, d, 2), [1.0]), "boundaries", 2, "list",
+                  torch_fragment="bucketize.. received an invalid combination"),
+    _not_a_tensor("matmul", lambda lib, d: lib.matmul(_ones(lib, d, 2), [1.0]), "other", 2, "list"),
+    _not_a_tensor("outer", lambda lib, d: lib.outer(_ones(lib, d, 2), 1), "vec2", 2, "int"),
+    _not_a_tensor("cross", lambda lib, d: lib.cross(_ones(lib, d, 3), 2), "other", 2, "int"),
+    _not_a_tensor("lu_unpack", lambda lib, d: lib.lu_unpack(_ones(lib, d, 2, 2), [1]), "LU_pivots", 2, "list"),
+    _not_a_tensor("ormqr", lambda lib, d: lib.ormqr([1.0], _ones(lib, d, 1), _ones(lib, d, 1)), "input", 1, "list"),
+    _not_a_tensor("heaviside", lambda lib, d: lib.heaviside(_ones(lib, d, 2), 0.5), "values", 2, "float"),
+    _not_a_tensor("conj", lambda lib, d: lib.conj([1]), "input", 1, "list"),
+    _not_a_tensor("prelu", lambda lib, d: lib.prelu(_ones(lib, d, 2), 0.25), "weight", 2, "float"),
+    _not_a_tensor("is_same_size", lambda lib, d: lib.is_same_size(_ones(lib, d, 2), 3), "other", 2, "int"),
+    _not_a_tensor("gradient", lambda lib, d: lib.gradient([1.0, 2.0]), "input", 1, "list"),
+    _not_a_tensor("slice_scatter", lambda lib, d: lib.slice_scatter(_ones(lib, d, 3), [1.0]), "src", 2, "list"),
+    _not_a_tensor("select_scatter", lambda lib, d: lib.select_scatter(_ones(lib, d, 3), [1.0], 0, 0), "src", 2,
+                  "list"),
+    _not_a_tensor("slice_inverse", lambda lib, d: _ones(lib, d, 3).slice_inverse([1.0], 0), "src", 1, "list"),
+    _not_a_tensor("put", lambda lib, d: lib.put(_ones(lib, d, 3), [0], _ones(lib, d, 1)), "index", 2, "list"),
+    _not_a_tensor("index_reduce_", lambda lib, d: _ones(lib, d, 3).index_reduce_(0, [0], _ones(lib, d, 1), "prod"),
+                  "index", 2, "list"),
+    _not_a_tensor("index_copy_", lambda lib, d: _ones(lib, d, 3).index_copy_(0, [0], _ones(lib, d, 1)), "index", 2,
+                  "list"),
+    _not_a_tensor("index_put", lambda lib, d: lib.index_put(_ones(lib, d, 3), (lib.tensor([0]),), 1.0), "values", 3,
+                  "float"),
+    _not_a_tensor("take_along_dim", lambda lib, d: lib.take_along_dim(_ones(lib, d, 3), [0]), "indices", 2, "list"),
+    _not_a_tensor("scatter_reduce", lambda lib, d: lib.scatter_reduce(_ones(lib, d, 3), 0, lib.zeros(1, dtype=lib.long),
+                                                                      [1.0], "sum"), "src", 4, "list"),
+    _not_a_tensor("map_", lambda lib, d: _ones(lib, d, 3).map_([1], lambda a, b: a), "other", 1, "list"),
     # ----- shapes ----------------------------------------------------------------------------------------------
     Mistake("matmul shape mismatch", lambda lib, d: _ones(lib, d, 2, 3) @ _ones(lib, d, 2, 3), RuntimeError,
             r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)", on_devices=True),

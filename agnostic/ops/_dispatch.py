@@ -11,15 +11,18 @@ _ndarray = numpy.ndarray
 
 def check_tensor(name, value, position=1, argument="input"):
     """Raise PyTorch's TypeError where ``value``, argument ``argument`` at ``position`` of op ``name``, is not a
-    tensor.
+    tensor (``position`` None: a keyword-only argument, which PyTorch names without a position).
 
         >>> agnostic.ops._dispatch.check_tensor("linear", [1.0])
         Traceback (most recent call last):
         TypeError: linear(): argument 'input' (position 1) must be Tensor, not list
+        >>> agnostic.ops._dispatch.check_tensor("searchsorted", 3, None, "sorter")
+        Traceback (most recent call last):
+        TypeError: searchsorted(): argument 'sorter' must be Tensor, not int
     """
     if not isinstance(value, TensorBase):
-        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
-                        f"{type(value).__name__}")
+        where = "" if position is None else f" (position {position})"
+        raise TypeError(f"{name}(): argument '{argument}'{where} must be Tensor, not {type(value).__name__}")
 
 
 def check_same_device(*tensors):

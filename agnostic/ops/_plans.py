@@ -16,8 +16,8 @@ from .._device import CPU
 from .._tensor import TensorBase, _check_broadcast_into, wrap
 from ..autograd import tracking
 from ._dispatch import (
-    Result, as_operand, broadcasting, check_same_device, operand_array, raise_broadcast_error, result_dtype,
-    write_result,
+    Result, as_operand, broadcasting, check_same_device, check_tensor, operand_array, raise_broadcast_error,
+    result_dtype, write_result,
 )
 from ._tracing import Traced
 from .creation import as_tensor
@@ -120,19 +120,15 @@ def _coerced(op, operands, as_operator):
                 return NotImplemented
             value = as_tensor(value)
         if op.arity == 1 and not isinstance(value, TensorBase):
-            _not_a_tensor(op, value)
+            check_tensor(op.name, value)
         coerced.append(as_operand(value, name))
     return tuple(coerced)
-
-
-def _not_a_tensor(op, value):
-    raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, got {type(value).__name__}")
 
 
 def _make_plan(op, operands, autocast=True):
     """The plan for operands of these kinds: ``plan(*operands, out)``."""
     if op.arity == 1 and not isinstance(operands[0], TensorBase):
-        _not_a_tensor(op, operands[0])
+        check_tensor(op.name, operands[0])
     tensors = [x for x in operands if isinstance(x, TensorBase)]
     if not tensors:
         raise TypeError(f"{op.name}(): expected at least one Tensor argument, got two Python numbers")

@@ -1,15 +1,13 @@
 """Activation ops that are Tensor methods too (hardshrink, prelu): declared here so that Tensor has them."""
 
-from .._tensor import TensorBase
-from ._dispatch import check_same_device
+from ._dispatch import check_same_device, check_tensor
 from ._registry import composite, public_names
 from .elementwise import ge, gt, le, logical_and, mul, where
 from .reduction import sum
 
 
 def _floating_only(name, input):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    check_tensor(name, input)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype.name} tensors: it takes floating '
                                   f"point ones; convert with .float() first")
@@ -36,8 +34,7 @@ def hardshrink(input, lambd=0.5):
 
 def _channel_weight(input, weight):
     """``weight`` shaped to broadcast over ``input``'s channels (dimension 1), after PyTorch's checks."""
-    if not isinstance(weight, TensorBase):
-        raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not {type(weight).__name__}")
+    check_tensor("prelu", weight, 2, "weight")
     check_same_device(input, weight)
     if weight.dtype is not input.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype.name} and {weight.dtype.name}; "

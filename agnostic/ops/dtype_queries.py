@@ -3,7 +3,7 @@
 
 from .. import _dtypes
 from .._tensor import TensorBase
-from ._dispatch import as_operand, result_dtype
+from ._dispatch import as_operand, check_tensor, result_dtype
 
 
 def result_type(tensor, other):
@@ -67,9 +67,8 @@ def numel(input):
     return input.numel()
 
 
-def _tensor_argument(name, input, argument="input"):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{name}(): argument '{argument}' (position 1) must be Tensor, not {type(input).__name__}")
+def _tensor_argument(name, input, position=1, argument="input"):
+    check_tensor(name, input, position, argument)
     return input
 
 
@@ -89,7 +88,7 @@ def is_same_size(input, other):
         >>> agnostic.is_same_size(agnostic.ones(2, 3), agnostic.zeros(2, 3))
         True
     """
-    return _tensor_argument("is_same_size", input).is_same_size(_tensor_argument("is_same_size", other, "other"))
+    return _tensor_argument("is_same_size", input).is_same_size(_tensor_argument("is_same_size", other, 2, "other"))
 
 
 def is_signed(input):

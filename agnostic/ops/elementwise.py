@@ -18,7 +18,8 @@ from ..autograd import tracking
 from ..autograd.grad_mode import is_grad_enabled
 from . import _division, _relu_gradient
 from ._dispatch import (
-    Result, as_operand, broadcasting, check_same_device, finish, operand_array, refuse, result_dtype, write_result,
+    Result, as_operand, broadcasting, check_same_device, check_tensor, finish, operand_array, refuse, result_dtype,
+    write_result,
 )
 from .indexing import nonzero
 from ._registry import _DECLARED, Elementwise, composite, public_names
@@ -1162,8 +1163,7 @@ def heaviside(input, values, *, out=None):
         >>> agnostic.heaviside(agnostic.tensor([-1.5, 0.0, 2.0]), agnostic.tensor([0.5]))
         tensor([0.0000, 0.5000, 1.0000])
     """
-    if not isinstance(values, TensorBase):
-        raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    check_tensor("heaviside", values, 2, "values")
     if input.dtype is not values.dtype:
         raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes ({input.dtype} and "
                            f"{values.dtype}); convert values with values.to(input.dtype)")
@@ -1187,8 +1187,7 @@ def conj(input):
         >>> agnostic.tensor([1.0, 2.0]).conj()
         tensor([1., 2.])
     """
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"conj(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    check_tensor("conj", input)
     if not input.dtype.is_complex:
         return input
     backend = input._device.backend

@@ -2,9 +2,9 @@
 PyTorch has beside them (nonzero_static, slice_inverse)."""
 
 from .. import _dtypes
-from .._tensor import TensorBase, wrap
+from .._tensor import wrap
 from ..linalg import _torch_name, eigh, householder_product, matrix_norm, solve, vector_norm
-from ._dispatch import check_same_device
+from ._dispatch import check_same_device, check_tensor
 from ._registry import composite, public_names
 from .creation import eye, full, zeros
 from .random import randn
@@ -17,10 +17,9 @@ geqrf_result = return_type("geqrf", ["a", "tau"])
 _LOW_PRECISION = (_dtypes.float16, _dtypes.bfloat16)
 
 
-def _check_lapack_operand(name, value, argument):
+def _check_lapack_operand(name, value, position, argument):
     """PyTorch's checks of a LAPACK routine's operand: a float32, float64 or complex tensor."""
-    if not isinstance(value, TensorBase):
-        raise TypeError(f"{name}(): argument '{argument}' must be Tensor, not {type(value).__name__}")
+    check_tensor(name, value, position, argument)
     if not (value.dtype.is_floating_point or value.dtype.is_complex) or value.dtype in _LOW_PRECISION:
         raise NotImplementedError(f'"{name}" not implemented for \'{_torch_name(value.dtype)}\': it takes float32, '
                                   "float64 or complex tensors; convert with .float() or .double()")
@@ -44,7 +43,7 @@ def geqrf(input):
         >>> tau
         tensor([1.6000, 0.0000])
     """
-    _check_lapack_operand("geqrf", input, "input")
+    _check_lapack_operand("geqrf", input, 1, "input")
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     device = input._device
@@ -68,8 +67,8 @@ def orgqr(input, tau):
 
 
 def _check_ormqr(input, tau, other, left):
-    for argument, value in (("input", input), ("tau", tau), ("other", other)):
-        _check_lapack_operand("ormqr", value, argument)
+    for position, (argument, value) in enumerate((("input", input), ("tau", tau), ("other", other)), start=1):
+        _check_lapack_operand("ormqr", value, position, argument)
     check_same_device(input, tau, other)
     if input.ndim < 2:
         raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
@@ -155,8 +154,7 @@ def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
         >>> agnostic.slice_inverse(piece, base, 0, 1, 5, 2)
         tensor([0., 1., 2., 3., 4., 5.])
     """
-    if not isinstance(src, TensorBase):
-        raise TypeError(f"slice_inverse(): argument 'src' (position 2) must be Tensor, not {type(src).__name__}")
+    check_tensor("slice_inverse", src, 1, "src")
     return as_strided(input, src.shape, src.stride(), src.storage_offset())
 
 

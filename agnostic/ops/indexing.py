@@ -14,7 +14,7 @@ from .. import _backend, _dtypes
 from .._device import CPU
 from .._tensor import TensorBase, _check_broadcast_into, _check_writable, _normalize_dim, wrap
 from ..autograd.derivatives import passes_through
-from ._dispatch import check_same_device, finish, keep_negative_zero, operand_array
+from ._dispatch import check_same_device, check_tensor, finish, keep_negative_zero, operand_array
 from ._registry import composite, in_place_of, public_names, tensor_method
 from ..autograd.grad_mode import is_grad_enabled
 from .creation import arange, ones_like, tensor as make_tensor, zeros, zeros_like
@@ -600,8 +600,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     dim = _check_index_tensor("scatter_reduce", self, dim, index)
-    if not isinstance(src, TensorBase):
-        raise TypeError(f"scatter_reduce(): argument 'src' must be a Tensor, got {type(src).__name__}")
+    check_tensor("scatter_reduce", src, 4, "src")
     check_same_device(self, src)
     if src.dtype is not self.dtype:
         raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({self.dtype} vs {src.dtype}); "
@@ -645,8 +644,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 def _check_dim_index(name, input, dim, index, negative=True):
     """The axis ``dim`` names and the 0-D/1-D int64 ``index`` along it as a 1-D array, bounds checked (``negative``:
     whether indices from the end are allowed)."""
-    if not isinstance(index, TensorBase):
-        raise TypeError(f"{name}(): index must be a Tensor, got {type(index).__name__}")
+    check_tensor(name, index, 2, "index")
     check_same_device(input, index)
     if index.dtype is not _dtypes.int64:
         raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {index.dtype}; convert it with "
@@ -785,8 +783,7 @@ def index_put_(self, indices, values, accumulate=False):
     """
     _check_writable(self)
     key = _index_key(indices)
-    if not isinstance(values, TensorBase):
-        raise TypeError(f"index_put(): values must be a Tensor, got {type(values).__name__}")
+    check_tensor("index_put", values, 3, "values")
     check_same_device(self, values)
     if values.dtype is not self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {self.dtype} for the "
@@ -862,8 +859,7 @@ def take_along_dim(input, indices, dim=None):
         >>> agnostic.tensor([[10, 30, 20]]).take_along_dim(agnostic.tensor([[1, 2]]), dim=1)
         tensor([[30, 20]])
     """
-    if not isinstance(indices, TensorBase):
-        raise TypeError(f"take_along_dim(): indices must be a Tensor, got {type(indices).__name__}")
+    check_tensor("take_along_dim", indices, 2, "indices")
     check_same_device(input, indices)
     if dim is None:  # PyTorch gathers from the flattened tensor, which takes int32 indices too
         if indices.dtype not in (_dtypes.int32, _dtypes.int64):

@@ -14,15 +14,14 @@ from .._tensor import TensorBase, _normalize_dim, wrap
 from ..autograd.derivatives import conj
 from .creation import eye, ones, zeros
 from .elementwise import mul
-from ._dispatch import check_same_device, finish, operand_array, result_dtype, write_result
+from ._dispatch import check_same_device, check_tensor, finish, operand_array, result_dtype, write_result
 from ._registry import composite, public_names
 from .shape import stack
 
 
-def _check_matmul_operands(name, a, b):
-    for position, value in enumerate((a, b)):
-        if not isinstance(value, TensorBase):
-            raise TypeError(f"{name}(): argument {position + 1} must be a Tensor, got {type(value).__name__}")
+def _check_matmul_operands(name, a, b, second="other"):
+    check_tensor(name, a)
+    check_tensor(name, b, 2, second)
     device = check_same_device(a, b)
     if a.dtype is not b.dtype:
         raise RuntimeError(
@@ -199,7 +198,7 @@ def outer(input, vec2):
         >>> agnostic.tensor([1, 2]).outer(agnostic.tensor([1, 10]))
         tensor([[ 1, 10], [ 2, 20]])
     """
-    device = _check_matmul_operands("outer", input, vec2)
+    device = _check_matmul_operands("outer", input, vec2, "vec2")
     xp = device.backend.xp
     return wrap(device.backend.run(xp.outer, input._data, vec2._data), device)
 
@@ -349,8 +348,7 @@ def einsum(equation, *operands):
 def _scaled_sum(name, input, product, beta, alpha):
     """``beta * input + alpha * product``, ``input`` broadcast to the product's shape; with ``beta == 0`` the input is
     ignored, NaN and infinity included (as PyTorch)."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    check_tensor(name, input)
     check_same_device(input, product)
     if input.dtype is not product.dtype:
         raise RuntimeError(f"{name}(): self and mat2 must have the same dtype, but got {input.dtype} and "
@@ -580,8 +578,8 @@ def cross(input, other, dim=None):
         >>> agnostic.cross(agnostic.tensor([1., 0., 0.]), agnostic.tensor([0., 1., 0.]), dim=0)
         tensor([0., 0., 1.])
     """
-    if not isinstance(input, TensorBase) or not isinstance(other, TensorBase):
-        raise TypeError("cross(): input and other must be Tensors")
+    check_tensor("cross", input)
+    check_tensor("cross", other, 2, "other")
     check_same_device(input, other)
     if dim is None:
         warnings.warn(_CROSS_DIM_WARNING, UserWarning, stacklevel=2)
@@ -856,10 +854,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
         tensor([[1.0000, 0.0000],
                 [0.3333, 1.0000]])
     """
-    for position, (value, name) in enumerate(((LU_data, "LU_data"), (LU_pivots, "LU_pivots")), start=1):
-        if not isinstance(value, TensorBase):
-            raise TypeError(f"lu_unpack(): argument '{name}' (position {position}) must be Tensor, not "
-                            f"{type(value).__name__}")
+    check_tensor("lu_unpack", LU_data, 1, "LU_data")
+    check_tensor("lu_unpack", LU_pivots, 2, "LU_pivots")
     device = check_same_device(LU_data, LU_pivots)
     if LU_pivots.dtype.name != "int32":
         raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"

@@ -12,7 +12,7 @@ import numpy
 
 from .. import _dtypes
 from .._tensor import TensorBase, _normalize_dim
-from ._dispatch import finish, operand_array
+from ._dispatch import check_tensor, finish, operand_array
 from ._registry import composite, public_names
 from .creation import linspace
 from .shape import cat
@@ -132,8 +132,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         >>> agnostic.gradient(agnostic.tensor([1.0, 2.0, 4.0, 8.0]), spacing=[agnostic.tensor([0.0, 1.0, 3.0, 4.0])])
         (tensor([1.0000, 1.0000, 3.0000, 4.0000]),)
     """
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"gradient(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    check_tensor("gradient", input)
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = _gradient_dims(input, dim)
@@ -215,8 +214,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
                 [2., 1.]]),
         bin_edges=(tensor([0., 1., 2.]), tensor([0., 1., 2.])))
     """
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"histogramdd(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    check_tensor("histogramdd", input)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"histogramdd" not implemented for {input.dtype}; convert the input with '
                                   ".float() first")

@@ -13,7 +13,7 @@ import numpy
 from .. import _autocast, _dtypes
 from .._backends.cpu import OUT_ELLIPSIS
 from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
-from ._dispatch import finish, operand_array, write_result
+from ._dispatch import check_tensor, finish, operand_array, write_result
 from ._registry import composite, in_place_of, public_names, tensor_method
 from .creation import arange, ones, zeros_like
 from .elementwise import maximum, minimum, where
@@ -82,13 +82,8 @@ def _evenly_to_extremes(grad, input, extremes, dim, keepdim):
     return _expand_back(grad, input, dim, keepdim) * mask / count
 
 
-def _require_tensor(input, name):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-
-
 def _accumulating(name, input, dim, keepdim, dtype, backend_name):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     result = _dtypes.as_dtype(dtype) or (_dtypes.int64 if input.dtype.category <= _INTEGER else input.dtype)
     if result in _HALF and dtype is None and _autocast.runs_in_float32(name, input):
         result = _dtypes.float32  # autocast's float32 list, decided here so that sum's fast path pays nothing
@@ -181,7 +176,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _floating_input(name, input, dtype):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     result = _dtypes.as_dtype(dtype) or input.dtype
     if result.category < _FLOATING:
         raise RuntimeError(
@@ -274,7 +269,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def _ordered_input(name, input):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     if input.dtype.is_complex:
         raise RuntimeError(f"{name}(): not implemented for complex tensors: complex numbers have no order")
 
@@ -391,7 +386,7 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _arg_extreme(name, backend_name, input, dim, keepdim):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     if input._data.size == 0 and dim is None:
         raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
     _check_nonempty(name, input, dim)
@@ -435,7 +430,7 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def _logical_reduction(name, input, dim, keepdim):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     xp = input._device.backend.xp
     out = input._device.backend.run(getattr(xp, name), input._data, axis=_axes(dim, input._data.ndim), keepdims=keepdim)
     return finish(out, _dtypes.uint8 if input.dtype is _dtypes.uint8 else _dtypes.bool, input._device)
@@ -472,7 +467,7 @@ def count_nonzero(input, dim=None):
 
 
 def _cumulative(name, backend_name, input, dim, dtype):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     result = _dtypes.as_dtype(dtype) or (_dtypes.int64 if input.dtype.category <= _INTEGER else input.dtype)
     accumulate = _dtypes.float32 if result in _HALF else result
     array = operand_array(input, accumulate, input._device)

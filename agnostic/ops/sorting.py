@@ -11,7 +11,7 @@ import numpy
 
 from .. import _dtypes
 from .._tensor import TensorBase, _normalize_dim, wrap
-from ._dispatch import check_same_device, finish, operand_array, result_dtype
+from ._dispatch import check_same_device, check_tensor, finish, operand_array, result_dtype
 from ._registry import composite, public_names
 from .creation import zeros_like
 from .reduction import _return_type
@@ -21,13 +21,8 @@ _BOOL, _INTEGER, _FLOATING, _COMPLEX = range(4)
 sort_result, topk_result, kthvalue_result = _return_type("sort"), _return_type("topk"), _return_type("kthvalue")
 
 
-def _require_tensor(value, name, argument="input"):
-    if not isinstance(value, TensorBase):
-        raise TypeError(f"{name}(): argument '{argument}' must be a Tensor, got {type(value).__name__}")
-
-
 def _ordered_input(name, input):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     if input.dtype.is_complex:
         raise RuntimeError(f"{name}(): does not support complex dtypes ({input.dtype.name}): complex numbers have no "
                            "order; sort their .real, .imag or .abs() instead")
@@ -190,8 +185,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 # ----- comparing whole tensors ------------------------------------------------------------------------------------
 def _check_close_arguments(name, input, other, rtol, atol, equal_nan):
-    _require_tensor(input, name)
-    _require_tensor(other, name, "other")
+    check_tensor(name, input)
+    check_tensor(name, other, 2, "other")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{name}(): {input.dtype.name} did not match {other.dtype.name}: both tensors must have "
                            f"one dtype; convert one with .to(other.dtype)")
@@ -247,8 +242,8 @@ def equal(input, other):
         >>> agnostic.tensor([1, 2]).equal(agnostic.tensor([1.0, 2.0]))
         True
     """
-    _require_tensor(input, "equal")
-    _require_tensor(other, "equal", "other")
+    check_tensor("equal", input)
+    check_tensor("equal", other, 2, "other")
     device = check_same_device(input, other)
     if input._data is other._data:
         return True
@@ -262,7 +257,7 @@ def equal(input, other):
 
 # ----- unique values ----------------------------------------------------------------------------------------------
 def _check_unique_input(name, input, dim):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     if input.dtype.is_complex:
         raise NotImplementedError(f'"{name}" not implemented for complex tensors ({input.dtype.name}): complex '
                                   "numbers have no order; take the unique values of .real and .imag separately")
@@ -372,7 +367,7 @@ def _search_side(right, side):
 
 def _check_searched(sorted_sequence, input, sorter):
     """Refuses what PyTorch's searchsorted refuses; returns the values as a Tensor or Python number."""
-    _require_tensor(sorted_sequence, "searchsorted", "sorted_sequence")
+    check_tensor("searchsorted", sorted_sequence, 1, "sorted_sequence")
     sequence_shape = tuple(sorted_sequence._data.shape)
     if not sequence_shape:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
@@ -394,7 +389,7 @@ def _check_searched(sorted_sequence, input, sorter):
                            f"dimensions of boundaries tensor and input value tensor must match, but we got boundaries "
                            f"tensor {list(sequence_shape)} and input value tensor {list(values_shape)}")
     if sorter is not None:
-        _require_tensor(sorter, "searchsorted", "sorter")
+        check_tensor("searchsorted", sorter, None, "sorter")
         if sorter.dtype is not _dtypes.int64:
             raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
                                f"{sorter.dtype.name}; convert it with .long()")
@@ -472,7 +467,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
         >>> agnostic.bucketize(agnostic.tensor([0.5, 3.0, 9.0]), agnostic.tensor([1.0, 3.0, 5.0]))
         tensor([0, 1, 3])
     """
-    _require_tensor(boundaries, "bucketize", "boundaries")
+    check_tensor("bucketize", boundaries, 2, "boundaries")
     if boundaries._data.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim}); flatten "
                            "it with .reshape(-1) if its values are sorted")

@@ -10,7 +10,7 @@ import warnings
 import numpy
 
 from .. import fft as _fft
-from .._tensor import TensorBase
+from ._dispatch import check_tensor
 from ._registry import composite, public_names
 from .complex import view_as_real
 from .creation import as_tensor, ones, zeros
@@ -97,8 +97,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         >>> spectrum[:, 1]
         tensor([ 4.+0.j, -2.+1.j,  0.+0.j])
     """
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"stft(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    check_tensor("stft", input)
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     complex_input = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
@@ -176,8 +175,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         >>> agnostic.istft(spectrum, 4, hop_length=1, window=window, length=8)
         tensor([0., 1., 2., 3., 4., 5., 6., 7.])
     """
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"istft(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    check_tensor("istft", input)
     if not input.dtype.is_complex:
         raise TypeError("istft requires a complex-valued input tensor matching the output from stft with "
                         "return_complex=True; convert a (..., 2) real tensor with agnostic.view_as_complex")

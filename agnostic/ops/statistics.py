@@ -14,7 +14,7 @@ import numpy
 
 from .. import _dtypes
 from .._tensor import TensorBase, _normalize_dim, wrap
-from ._dispatch import finish, operand_array
+from ._dispatch import check_tensor, finish, operand_array
 from ._registry import composite, public_names
 from .creation import linspace, tensor, zeros_like
 from .elementwise import isnan, lerp, where
@@ -38,13 +38,8 @@ cummax_result, cummin_result = _return_type("cummax"), _return_type("cummin")
 aminmax_result = _return_type("aminmax", ("min", "max"))
 
 
-def _require_tensor(input, name):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{name}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-
-
 def _ordered_input(name, input):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     if input.dtype.is_complex:
         raise RuntimeError(f"{name}(): not implemented for complex tensors: complex numbers have no order; "
                            "take .real or .abs() first")
@@ -57,7 +52,7 @@ def _check_nonempty_dim(name, input, axis):
 
 # ----- var_mean, std_mean, nansum, nanmean, aminmax ---------------------------------------------------------------
 def _moments(name, spread, input, dim, unbiased, keepdim, correction):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     if isinstance(dim, bool):  # var_mean(input, unbiased)
         dim, unbiased = None, dim
     reduced = () if dim is None else dim
@@ -85,7 +80,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def _without_nans(name, input):
-    _require_tensor(input, name)
+    check_tensor(name, input)
     if input.dtype.is_complex:
         raise RuntimeError(f"{name}() does not support complex inputs; take .real and .imag separately")
     if input.dtype.category < _FLOATING:
@@ -110,7 +105,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
         >>> agnostic.tensor([[1.0, float("nan")], [2.0, 4.0]]).nanmean(1)
         tensor([1., 3.])
     """
-    _require_tensor(input, "nanmean")
+    check_tensor("nanmean", input)
     if input.dtype.category < _FLOATING:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{input.dtype.name}; convert with .float() first")
@@ -293,7 +288,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     """PyTorch's quantile: each row sorted (NaNs last), ranks ``q * (n - 1)`` (``n`` the row's numbers for
     ``ignore_nan``; the last place where a row has a NaN otherwise), values gathered and interpolated (``lerp``, so
     the gradient reaches the two neighbours)."""
-    _require_tensor(input, name)
+    check_tensor(name, input)
     if input.numel() == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if input.dtype not in (_dtypes.float32, _dtypes.float64):
@@ -477,7 +472,7 @@ def logcumsumexp(input, dim):
         >>> agnostic.tensor([0.0, 0.0, 0.0]).logcumsumexp(0)
         tensor([0.0000, 0.6931, 1.0986])
     """
-    _require_tensor(input, "logcumsumexp")
+    check_tensor("logcumsumexp", input)
     if input.dtype.category != _FLOATING:
         raise NotImplementedError(f'"logcumsumexp" not implemented for {input.dtype.name}: it takes floating point '
                                   "inputs; convert with .float() first")
@@ -507,7 +502,7 @@ def histc(input, bins=100, min=0, max=0):
         >>> agnostic.histc(agnostic.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
         tensor([0., 2., 1., 0.])
     """
-    _require_tensor(input, "histc")
+    check_tensor("histc", input)
     if input.dtype.category != _FLOATING:
         raise NotImplementedError(f'"histogram_cpu" not implemented for {input.dtype.name}: histc counts floating '
                                   "point values; convert with .float() first")
@@ -555,7 +550,7 @@ def bincount(input, weights=None, minlength=0):
         >>> agnostic.bincount(agnostic.tensor([0, 2]), weights=agnostic.tensor([0.5, 2.0]))
         tensor([0.5000, 0.0000, 2.0000])
     """
-    _require_tensor(input, "bincount")
+    check_tensor("bincount", input)
     if input.dtype.category != _INTEGER:
         raise NotImplementedError(f'"bincount" not implemented for {input.dtype.name}: it counts integers; convert '
                                   "with .long() first")
@@ -595,7 +590,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         hist=tensor([0., 2., 1., 0.]),
         bin_edges=tensor([0.0000, 0.7500, 1.5000, 2.2500, 3.0000]))
     """
-    _require_tensor(input, "histogram")
+    check_tensor("histogram", input)
     if input.dtype.category != _FLOATING:
         raise NotImplementedError(f'"histogram_cpu" not implemented for {input.dtype.name}; convert the input '
                                   "with .float() first")

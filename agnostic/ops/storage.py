@@ -14,6 +14,7 @@ from .._tensor import TensorBase
 from ..autograd.graph import register_post_accumulate_grad_hook as _register_post_accumulate_grad_hook
 from ..storage import TypedStorage, UntypedStorage, legacy_storage_class, map_file, tensor_over
 from ..storage import _warn_typed_storage_removal
+from ._dispatch import check_tensor
 from ._registry import composite, public_names, tensor_method
 from .creation import empty
 from .strided import _contiguous_strides, _geometry
@@ -315,9 +316,8 @@ def _callback_checks(name, input, others):
     if input._requires_grad:
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
     expanded = []
-    for label, other in others:
-        if not isinstance(other, TensorBase):
-            raise TypeError(f"{name}(): argument '{label}' must be Tensor, not {type(other).__name__}")
+    for position, (label, other) in enumerate(others, start=1):
+        check_tensor(name, other, position, label)
         if other.dtype is not input.dtype:
             raise TypeError(f"{name}: expected {input.type()} for '{label}' (got {other.type()})")
         if not other._device.backend.host:

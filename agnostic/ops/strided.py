@@ -15,7 +15,7 @@ from .. import _dtypes
 from .._layout import contiguous_format
 from .._size import Size
 from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
-from ._dispatch import check_same_device, write_result
+from ._dispatch import check_same_device, check_tensor, write_result
 from ._registry import composite, in_place_of, public_names, tensor_method
 from .creation import arange, empty, tensor as make_tensor, zeros, zeros_like
 from .indexing import scatter_reduce
@@ -173,15 +173,15 @@ def as_strided_(input, size, stride, storage_offset=None):
 
 
 def _src_matches(src, region):
-    if not isinstance(src, TensorBase):
-        raise TypeError(f"argument 'src' must be Tensor, not {type(src).__name__}")
     if tuple(src.shape) != tuple(region.shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {list(region.shape)}")
 
 
-def _written(input, src, region_of):
-    """A copy of ``input`` with ``src`` written over ``region_of(copy)`` (a view of the copy)."""
+def _written(name, input, src, region_of):
+    """A copy of ``input`` with ``src`` written over ``region_of(copy)`` (a view of the copy), for op ``name``."""
+    check_tensor(name, input)
+    check_tensor(name, src, 2, "src")
     check_same_device(input, src)
     result = input.clone()
     region = region_of(result)
@@ -206,7 +206,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
         >>> agnostic.as_strided_scatter(agnostic.zeros(4), agnostic.tensor([1., 2.]), (2,), (2,), 1)
         tensor([0., 1., 0., 2.])
     """
-    return _written(input, src, lambda copy: as_strided(copy, size, stride, storage_offset))
+    return _written("as_strided_scatter", input, src, lambda copy: as_strided(copy, size, stride, storage_offset))
 
 
 # ----- the scattering forms of views ------------------------------------------------------------------------------
@@ -232,7 +232,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
                 [0., 0., 1., 1.]])
     """
     key = _slice_key(input, dim, start, end, step)
-    return _written(input, src, lambda copy: copy[key])
+    return _written("slice_scatter", input, src, lambda copy: copy[key])
 
 
 @composite(shape_only=True, gradients={
@@ -247,7 +247,7 @@ def select_scatter(input, src, dim, index):
                 [0., 0.]])
     """
     key = _selection(input, dim, index)
-    return _written(input, src, lambda copy: copy[key])
+    return _written("select_scatter", input, src, lambda copy: copy[key])
 
 
 @composite(shape_only=True, gradients={
@@ -261,7 +261,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
         tensor([[0., 1., 0.],
                 [0., 0., 1.]])
     """
-    return _written(input, src, lambda copy: copy.diagonal(offset, dim1, dim2))
+    return _written("diagonal_scatter", input, src, lambda copy: copy.diagonal(offset, dim1, dim2))
 
 
 # ----- index_reduce and put ---------------------------------------------------------------------------------------
@@ -271,8 +271,8 @@ _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 def _spread_index(input, dim, index, source):
     """``index`` (along ``dim``) as scatter_reduce's index: one entry per element of ``source``."""
     name = "index_reduce_()"
-    if not isinstance(index, TensorBase) or not isinstance(source, TensorBase):
-        raise TypeError("index_reduce(): index and source must be Tensors")
+    check_tensor("index_reduce_", index, 2, "index")
+    check_tensor("index_reduce_", source, 3, "source")
     check_same_device(input, index, source)
     if index.dtype not in (_dtypes.int32, _dtypes.int64):
         raise RuntimeError(f"{name}: Expected dtype int32/int64 for index but got: {_type_name(index.dtype)}")
@@ -336,8 +336,8 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
 
 def _flat_positions(input, index, source):
     """``index`` and ``source`` flattened, checked as ``put_`` checks them."""
-    if not isinstance(index, TensorBase) or not isinstance(source, TensorBase):
-        raise TypeError("put(): index and source must be Tensors")
+    check_tensor("put", index, 2, "index")
+    check_tensor("put", source, 3, "source")
     check_same_device(input, index, source)
     if index.dtype is not _dtypes.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_name(index.dtype)}")
