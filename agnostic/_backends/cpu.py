@@ -98,6 +98,21 @@ class CPUBackend:
             copied = cpu_kernels.contiguous(array)
             return array.reshape(shape) if copied is None else copied.reshape(shape)
 
+    def reshaped_view(self, array, shape):
+        """``array`` in ``shape`` without a copy, or None where its layout needs one (or ``shape`` has another size).
+        NumPy's ``copy=False`` says so where it has it (2.1 and later), else the result's address."""
+        try:
+            return array.reshape(shape, copy=False)
+        except ValueError:
+            return None
+        except TypeError:  # a NumPy before 2.1, without copy=
+            try:
+                result = array.reshape(shape)
+            except ValueError:
+                return None
+            same = array.size <= 1 or result.__array_interface__["data"][0] == array.__array_interface__["data"][0]
+            return result if same else None
+
     def concatenate(self, arrays, axis):
         """``numpy.concatenate(arrays, axis)``, large arrays copied on all cores (``cpu_kernels.concatenate``)."""
         joined = cpu_kernels.concatenate(arrays, axis)

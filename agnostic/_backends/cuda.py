@@ -108,6 +108,16 @@ class CUDABackend:
         """``array.reshape(shape)``: a view where the layout allows, else a copy."""
         return array.reshape(shape)
 
+    def reshaped_view(self, array, shape):
+        """``array`` in ``shape`` without a copy, or None where its layout needs one (or ``shape`` has another size).
+        CuPy copies where it must (on this device), so the result's address tells."""
+        try:
+            with self.activate():
+                result = array.reshape(shape)
+        except ValueError:
+            return None
+        return result if array.size <= 1 or result.data.ptr == array.data.ptr else None
+
     def concatenate(self, arrays, axis):
         """``cupy.concatenate(arrays, axis)``."""
         return require_cupy().concatenate(arrays, axis=axis)

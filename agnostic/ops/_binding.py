@@ -1,6 +1,7 @@
 """Binding a call's arguments to a forward's parameter names, once per recorded call and without ``inspect``'s
 per-call work (``_registry.Composite``)."""
 
+import functools
 import inspect
 
 
@@ -29,7 +30,10 @@ class Binding:
 
     def bind(self, args, kwargs):
         """``{name: value}`` of every parameter, defaults filled in. A variadic parameter given one sequence holds its
-        items, as PyTorch's ``*dims`` take either form (``permute(x, 1, 0)``, ``permute(x, (1, 0))``)."""
+        items, as PyTorch's ``*dims`` take either form (``permute(x, 1, 0)``, ``permute(x, (1, 0))``), or by name
+        (``permute(x, dims=(1, 0))``)."""
+        if self.variadic is not None and self.var_keyword is None and self.variadic in kwargs:
+            args, kwargs = self.variadic_by_position(args, kwargs)
         positional = self.positional
         if self.var_keyword is None and (self.variadic is not None or len(args) <= len(positional)):
             arguments = dict(zip(positional, args))
@@ -63,6 +67,19 @@ class Binding:
         arguments = self.bind(args, kwargs)
         return tuple([arguments[name] for name in self.names])
 
+    def variadic_by_position(self, args, kwargs, op="the op"):
+        """``(args, kwargs)`` of a call that gave the variadic parameter by name (``kwargs[variadic]``: one sequence),
+        as the forward takes it: after the positional arguments (which may be given by name too)."""
+        kwargs = dict(kwargs)
+        value = kwargs.pop(self.variadic)
+        if len(args) > len(self.positional):
+            raise TypeError(f"{op}() got multiple values for argument '{self.variadic}'")
+        missing = [name for name in self.positional[len(args):] if name not in kwargs]
+        if missing:
+            raise TypeError(f"{op}() missing required argument '{missing[0]}'")
+        args = tuple(args) + tuple(kwargs.pop(name) for name in self.positional[len(args):]) + (value,)
+        return args, kwargs
+
     @staticmethod
     def _items(values):
         return tuple(values[0]) if len(values) == 1 and isinstance(values[0], (list, tuple)) else values
@@ -76,3 +93,23 @@ class Binding:
         if self.var_keyword is not None:
             kwargs.update(arguments[self.var_keyword])
         return function(*args, **kwargs)
+
+
+def variadic_by_name(forward, binding, op):
+    """``forward``, whose variadic parameter (``*dims``, ``*shape``) can also be given by name, as one sequence, as
+    PyTorch's sizes can (``x.flip(dims=[0])``, ``agnostic.reshape(x, shape=(2, 3))``); ``forward`` itself where it has
+    none, or takes ``**kwargs`` (which receive every name).
+
+        >>> agnostic.ones(2, 3).permute(dims=(1, 0)).shape
+        agnostic.Size([3, 2])
+    """
+    variadic = binding.variadic
+    if variadic is None or binding.var_keyword is not None:
+        return forward
+
+    @functools.wraps(forward)
+    def call(*args, **kwargs):
+        if variadic in kwargs:
+            args, kwargs = binding.variadic_by_position(args, kwargs, op)
+        return forward(*args, **kwargs)
+    return call

@@ -19,7 +19,7 @@ from .. import _autocast, _backend, _dtypes
 from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
-from ._binding import Binding
+from ._binding import Binding, variadic_by_name
 from ._dispatch import Result, result_dtype, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
@@ -209,9 +209,10 @@ class Composite:
         self.namespace = namespace
         self.doc = forward.__doc__
         self.signature = inspect.signature(forward)
-        # Views make no arrays, and are the cheapest ops: they skip the guard's cost.
-        forward = self.forward = _on_the_inputs_device(forward) if device_guard and not is_view else forward
         self.binding = Binding(self.signature)
+        # Views make no arrays, and are the cheapest ops: they skip the guard's cost.
+        forward = _on_the_inputs_device(forward) if device_guard and not is_view else forward
+        forward = self.forward = variadic_by_name(forward, self.binding, self.name)
         self.parameters = self.binding.names
         self.aliases = aliases
         self.public = public

@@ -487,6 +487,55 @@ def div_(self, other, *, rounding_mode=None):
 div = divide = true_divide = composite(aliases=("divide", "true_divide"), inplace=div_)(div)
 
 
+def round(input, *, decimals=0, out=None):
+    """Each element rounded to the nearest integer, halves to even, or with ``decimals`` to that many decimal places
+    (negative: to tens, hundreds...) as ``torch.round``: ``round(input * 10 ** decimals) / 10 ** decimals``, computed
+    in float32 for float16 and bfloat16 tensors, as PyTorch does. Integer tensors stay as they are (rounding them to
+    decimals is refused, as in PyTorch).
+
+        >>> agnostic.round(agnostic.tensor([0.5, 1.5, 2.7]))
+        tensor([0., 2., 3.])
+        >>> agnostic.tensor([1.2345, -2.5, 15.0]).round(decimals=2)
+        tensor([ 1.2300, -2.5000, 15.0000])
+        >>> agnostic.round(agnostic.tensor([15.0, 149.0]), decimals=-2)
+        tensor([  0., 100.])
+    """
+    if decimals == 0:
+        return _round_to_integer.function(input, out=out)
+    result = _round_to_decimals(input, decimals)
+    return result if out is None else write_result(out, result, "round")
+
+
+def _round_to_decimals(input, decimals):
+    check_tensor("round", input)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"round" to decimals is not implemented for {input.dtype} tensors, as in PyTorch; '
+                                  "convert with .float() first, or leave decimals at 0")
+    computed = input.float() if input.dtype in (_dtypes.float16, _dtypes.bfloat16) else input
+    places = -decimals if decimals < 0 else decimals
+    scale = 10.0 ** places if places <= 308 else math.inf  # past float64's range: NaN, as PyTorch's inf scale gives
+    if decimals > 0:
+        rounded = _round_to_integer.function(computed * scale) / scale
+    else:
+        rounded = _round_to_integer.function(computed / scale) * scale
+    return rounded.to(input.dtype)
+
+
+def round_(self, *, decimals=0):
+    """In-place :func:`round`.
+
+        >>> agnostic.tensor([1.25, 2.5]).round_(decimals=1)
+        tensor([1.2000, 2.5000])
+    """
+    if decimals == 0:
+        return _round_to_integer.inplace_method(self)
+    _check_writable(self)
+    return write_result(self, _round_to_decimals(self, decimals), "round_")
+
+
+round = composite(inplace=round_)(round)
+
+
 # ----- unary ops --------------------------------------------------------------------------------------------------
 def _unary(name, result, implementation, example, **declaration):
     values, expected = example
@@ -516,8 +565,8 @@ ceil = _unary("ceil", SAME, _rounding("ceil"), ("[-1.5, 1.5]", "[-1.,  2.]"), ch
               gradients={"input": _zero}, summary="The smallest integer not below each element")
 trunc = _unary("trunc", SAME, _rounding("trunc"), ("[-1.5, 1.5]", "[-1.,  1.]"), check=no_complex,
                gradients={"input": _zero}, aliases=("fix",), summary="Each element rounded toward zero")
-round = _unary("round", SAME, _rounding("rint"), ("[0.5, 1.5, 2.7]", "[0., 2., 3.]"), check=no_complex,
-               gradients={"input": _zero}, summary="Each element rounded to the nearest integer, halves to even")
+_round_to_integer = Elementwise("round", 1, SAME, _rounding("rint"), check=no_complex, gradients={"input": _zero},
+                                public=False, doc="Each element rounded to the nearest integer, halves to even.")
 frac = _unary("frac", SAME, _frac, ("[1.25, -1.5]", "[ 0.2500, -0.5000]"), check=floating_only,
               derivative=lambda: 1.0, summary="The fractional part, ``input - trunc(input)``")
 square = _unary("square", SAME, _square, ("[2, -3]", "[4, 9]"), derivative=lambda input: 2 * input,

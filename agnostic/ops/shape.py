@@ -9,7 +9,7 @@ import warnings
 
 import numpy
 
-from .. import _backend, _dtypes
+from .. import _dtypes
 from .._allocation import check_allocation
 from .._size import Size
 from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
@@ -80,7 +80,7 @@ def reshape(input, *shape):
 
 
 @tensor_method(shape_only=True, is_view=True, gradients=_RESHAPED_BACK)
-def view(input, *shape):
+def view(input, *size):
     """A view with a new shape (always shares memory), or a reinterpretation as another dtype of equal size.
 
     Raises when the memory layout can't be viewed that way; ``reshape`` copies instead.
@@ -88,12 +88,17 @@ def view(input, *shape):
         >>> agnostic.arange(6).view(3, 2)[2]
         tensor([4, 5])
     """
-    if len(shape) == 1 and (isinstance(shape[0], (_dtypes.dtype, numpy.dtype, type)) or isinstance(shape[0], str)):
-        return _view_as_dtype(input, _dtypes.as_dtype(shape[0]))
-    shape = _infer_shape(_sizes(shape), input._data.size, "view")
+    if len(size) == 1:
+        if type(size[0]) in (tuple, list, Size):
+            size = size[0]
+        elif isinstance(size[0], (_dtypes.dtype, numpy.dtype, type, str)):
+            return _view_as_dtype(input, _dtypes.as_dtype(size[0]))
     array = input._data
-    result = input._device.backend.run(array.reshape, shape)
-    if array.size > 1 and _backend.data_pointer(result) != _backend.data_pointer(array):
+    if not (all(type(s) is int and s >= -1 for s in size) and size.count(-1) <= 1):  # else the backend's reshape
+        size = _infer_shape(_sizes(size), array.size, "view")                      # reads them as PyTorch would
+    result = input._device.backend.reshaped_view(array, size)
+    if result is None:
+        _infer_shape(_sizes(size), array.size, "view")  # PyTorch's error for a shape of another size
         raise RuntimeError(
             f"view size is not compatible with input tensor's size and stride (shape {list(array.shape)}, "
             f"stride {list(input.stride())}): at least one dimension spans across two contiguous subspaces. "
@@ -287,13 +292,13 @@ _SUMMED_BACK = {"input": lambda grad: grad}  # ``fit`` sums the broadcast dimens
 
 
 @_shape_op(is_view=True, gradients=_SUMMED_BACK)
-def expand(input, *sizes):
-    """A view broadcasting size-1 dimensions to ``sizes`` (-1 keeps a size); no memory is allocated.
+def expand(input, *size):
+    """A view broadcasting size-1 dimensions to ``size`` (-1 keeps a size); no memory is allocated.
 
         >>> agnostic.tensor([[1], [2]]).expand(2, 3)[1]
         tensor([2, 2, 2])
     """
-    sizes = _sizes(sizes)
+    sizes = _sizes(size)
     array = input._data
     if len(sizes) < array.ndim:
         raise RuntimeError(
@@ -302,18 +307,18 @@ def expand(input, *sizes):
         )
     lead = len(sizes) - array.ndim
     shape = []
-    for i, size in enumerate(sizes):
+    for i, wanted in enumerate(sizes):
         current = array.shape[i - lead] if i >= lead else None
-        if size == -1:
+        if wanted == -1:
             if current is None:
                 raise RuntimeError(f"expand(): -1 is not allowed in a leading, non-existing dimension {i}")
-            size = current
-        elif current is not None and current != size and current != 1:
+            wanted = current
+        elif current is not None and current != wanted and current != 1:
             raise RuntimeError(
-                f"The expanded size of the tensor ({size}) must match the existing size ({current}) at "
+                f"The expanded size of the tensor ({wanted}) must match the existing size ({current}) at "
                 f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(array.shape)}"
             )
-        shape.append(size)
+        shape.append(wanted)
     strides = [0] * lead + [0 if array.shape[i] == 1 and shape[i + lead] != 1 else array.strides[i]
                             for i in range(array.ndim)]
     if math.prod(shape) * array.itemsize > _INT64_MAX:  # NumPy and CuPy arrays, views included, can't be larger
@@ -676,14 +681,15 @@ def _sum_tiles(grad, input, sizes):
     return grad.reshape(shape).sum(dim=tuple(range(0, len(shape), 2))) if shape else grad
 
 
-@tensor_method(shape_only=True, gradients={"input": lambda grad, input, sizes: _sum_tiles(grad, input, list(sizes))})
-def repeat(input, *sizes):
-    """Tile the tensor ``sizes`` times along each dimension (PyTorch's ``repeat``, NumPy's ``tile``).
+@tensor_method(shape_only=True,
+               gradients={"input": lambda grad, input, repeats: _sum_tiles(grad, input, list(repeats))})
+def repeat(input, *repeats):
+    """Tile the tensor ``repeats`` times along each dimension (PyTorch's ``repeat``, NumPy's ``tile``).
 
         >>> agnostic.tensor([1, 2]).repeat(2)
         tensor([1, 2, 1, 2])
     """
-    sizes = _sizes(sizes)
+    sizes = _sizes(repeats)
     if len(sizes) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")

@@ -525,8 +525,8 @@ def _resized(input, shape):
 
 
 @tensor_method()
-def resize_(input, *sizes, memory_format=None):
-    """Give ``self`` the shape ``sizes`` in place, contiguous from its storage offset: its leading elements are
+def resize_(input, *size, memory_format=None):
+    """Give ``self`` the shape ``size`` in place, contiguous from its storage offset: its leading elements are
     kept; memory is added (uninitialized) when it grows past its allocation (``Tensor.resize_``). Refused for
     tensors that require grad, as in PyTorch.
 
@@ -535,9 +535,9 @@ def resize_(input, *sizes, memory_format=None):
         tensor([[0, 1],
                 [2, 3]])
     """
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)):
-        sizes = sizes[0]
-    return _resized(input, tuple(int(size) for size in sizes))
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = size[0]
+    return _resized(input, tuple(int(count) for count in size))
 
 
 @tensor_method()
