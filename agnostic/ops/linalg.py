@@ -493,7 +493,7 @@ def chain_matmul(*matrices, out=None):
     """
     if not _chain_matmul_warned:
         _chain_matmul_warned.append(True)
-        warnings.warn(_CHAIN_MATMUL_WARNING, UserWarning, stacklevel=5)  # past the autocast, device and keyword wrappers
+        warnings.warn(_CHAIN_MATMUL_WARNING, UserWarning, stacklevel=5)  # past the op's three wrappers
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for matrix in matrices:
