@@ -104,12 +104,14 @@ def _ones(lib, device, *size, **options):
     return lib.ones(*size, device=device, **options)
 
 
-def _not_a_tensor(op, call, argument, position, given, **options):
+def _not_a_tensor(op, call, argument, position, given):
     """A row for an op given a non-tensor where it takes a tensor: PyTorch's message names the op, the argument
-    (and its position, unless keyword-only) and the type given (``ops._dispatch.check_tensor``)."""
+    (and its position, unless keyword-only) and the type given (``ops._dispatch.check_tensor``). PyTorch's own
+    message is that one, or, for an op with several overloads in its release, a list of them."""
     where = "" if position is None else rf" \(position {position}\)"
-    return Mistake(f"{op}() given a {given} for '{argument}'", call, TypeError,
-                   rf"{op}\(\): argument '{argument}'{where} must be Tensor, not {given}", **options)
+    fragment = rf"{op}\(\): argument '{argument}'{where} must be Tensor, not {given}"
+    return Mistake(f"{op}() given a {given} for '{argument}'", call, TypeError, fragment,
+                   torch_fragment=rf"{fragment}|{op}\(\) received an invalid combination of arguments")
 
 
 MISTAKES = [
@@ -134,9 +136,8 @@ MISTAKES = [
     _not_a_tensor("sort", lambda lib, d: lib.sort([1]), "input", 1, "list"),
     _not_a_tensor("isclose", lambda lib, d: lib.isclose(_ones(lib, d, 2), 1.0), "other", 2, "float"),
     _not_a_tensor("searchsorted", lambda lib, d: lib.searchsorted(_ones(lib, d, 2), _ones(lib, d, 2), sorter=[0]),
-                  "sorter", None, "list", torch_fragment="searchsorted.. received an invalid combination"),
-    _not_a_tensor("bucketize", lambda lib, d: lib.bucketize(_ones(lib, d, 2), [1.0]), "boundaries", 2, "list",
-                  torch_fragment="bucketize.. received an invalid combination"),
+                  "sorter", None, "list"),
+    _not_a_tensor("bucketize", lambda lib, d: lib.bucketize(_ones(lib, d, 2), [1.0]), "boundaries", 2, "list"),
     _not_a_tensor("matmul", lambda lib, d: lib.matmul(_ones(lib, d, 2), [1.0]), "other", 2, "list"),
     _not_a_tensor("outer", lambda lib, d: lib.outer(_ones(lib, d, 2), 1), "vec2", 2, "int"),
     _not_a_tensor("cross", lambda lib, d: lib.cross(_ones(lib, d, 3), 2), "other", 2, "int"),
