@@ -33,6 +33,20 @@ class layout:
 strided = layout("strided")
 
 
+def check_strided(given, op):
+    """Refuse a ``layout=`` other than ``strided`` (or None, the default) for op ``op``, which makes dense tensors.
+
+        >>> from agnostic._layout import check_strided
+        >>> check_strided(agnostic.sparse_coo, "zeros")
+        Traceback (most recent call last):
+        ...
+        RuntimeError: zeros(): makes strided (dense) tensors only, got layout=agnostic.sparse_coo; ...
+    """
+    if given is not None and given is not strided:
+        raise RuntimeError(f"{op}(): makes strided (dense) tensors only, got layout={given!r}; make a sparse tensor "
+                           "with agnostic.sparse_coo_tensor (or the like), or convert a dense one with .to_sparse()")
+
+
 class memory_format:
     """An order of a tensor's strides, as ``torch.memory_format``: ``agnostic.contiguous_format`` (row-major),
     ``agnostic.channels_last`` (4-D NCHW tensors stored as NHWC), ``agnostic.channels_last_3d`` (5-D NCDHW stored as

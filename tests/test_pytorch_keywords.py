@@ -127,3 +127,52 @@ def test_round_to_decimals_matches_pytorch(dtype):
         ours = agnostic.round(agnostic.tensor(VALUES, dtype=getattr(agnostic, dtype)), decimals=decimals)
         theirs = torch.round(torch.tensor(VALUES, dtype=getattr(torch, dtype)), decimals=decimals)
         np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy(), err_msg=f"decimals={decimals}")
+
+
+# ----- factories: size= and layout= ---------------------------------------------------------------------------------
+FACTORIES = ["zeros", "ones", "empty", "rand", "randn"]
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+def test_factories_take_their_size_by_name(device, name):
+    factory = getattr(agnostic, name)
+    made = factory(size=(2, 3), dtype=agnostic.float64, device=device)
+    assert made.shape == (2, 3) and made.dtype == agnostic.float64 and made.device == agnostic.device(device)
+    assert factory(size=[4], device=device).shape == (4,)
+    with pytest.raises(TypeError, match=rf"{name}\(\) got multiple values for argument 'size'"):
+        factory(2, size=(3,))
+
+
+LAYOUT_CALLS = {
+    "zeros": lambda layout, d: agnostic.zeros(2, layout=layout, device=d),
+    "ones": lambda layout, d: agnostic.ones(2, layout=layout, device=d),
+    "empty": lambda layout, d: agnostic.empty(2, layout=layout, device=d),
+    "full": lambda layout, d: agnostic.full((2,), 1.5, layout=layout, device=d),
+    "zeros_like": lambda layout, d: agnostic.zeros_like(agnostic.ones(2, device=d), layout=layout),
+    "ones_like": lambda layout, d: agnostic.ones_like(agnostic.ones(2, device=d), layout=layout),
+    "empty_like": lambda layout, d: agnostic.empty_like(agnostic.ones(2, device=d), layout=layout),
+    "full_like": lambda layout, d: agnostic.full_like(agnostic.ones(2, device=d), 2.0, layout=layout),
+    "arange": lambda layout, d: agnostic.arange(2, layout=layout, device=d),
+    "linspace": lambda layout, d: agnostic.linspace(0, 1, 2, layout=layout, device=d),
+    "logspace": lambda layout, d: agnostic.logspace(0, 1, 2, layout=layout, device=d),
+    "eye": lambda layout, d: agnostic.eye(2, layout=layout, device=d)[0],
+    "rand": lambda layout, d: agnostic.rand(2, layout=layout, device=d),
+    "randn": lambda layout, d: agnostic.randn(2, layout=layout, device=d),
+    "randint": lambda layout, d: agnostic.randint(0, 5, (2,), layout=layout, device=d),
+    "randperm": lambda layout, d: agnostic.randperm(2, layout=layout, device=d),
+    "rand_like": lambda layout, d: agnostic.rand_like(agnostic.ones(2, device=d), layout=layout),
+    "randn_like": lambda layout, d: agnostic.randn_like(agnostic.ones(2, device=d), layout=layout),
+    "randint_like": lambda layout, d: agnostic.randint_like(agnostic.ones(2, device=d), 0, 5, layout=layout),
+    "hann_window": lambda layout, d: agnostic.hann_window(2, layout=layout, device=d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_CALLS))
+def test_factories_take_the_strided_layout_and_refuse_sparse_ones(device, name):
+    call = LAYOUT_CALLS[name]
+    for layout in (None, agnostic.strided):
+        made = call(layout, device)
+        assert made.layout is agnostic.strided and made.shape == (2,) and made.device == agnostic.device(device)
+    with pytest.raises(RuntimeError, match=rf"{name}\(\): makes strided \(dense\) tensors only, got "
+                                           r"layout=agnostic.sparse_coo; make a sparse tensor with"):
+        call(agnostic.sparse_coo, device)

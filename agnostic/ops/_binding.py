@@ -95,6 +95,16 @@ class Binding:
         return function(*args, **kwargs)
 
 
+def size_by_name(factory):
+    """``factory(*size, ...)`` (``zeros``, ``randn``...) that also takes ``size=`` as one sequence, as PyTorch's
+    factories do (``agnostic.zeros(size=(2, 3))``).
+
+        >>> agnostic.zeros(size=(2, 3)).shape
+        agnostic.Size([2, 3])
+    """
+    return variadic_by_name(factory, Binding(inspect.signature(factory)), factory.__name__)
+
+
 def variadic_by_name(forward, binding, op):
     """``forward``, whose variadic parameter (``*dims``, ``*shape``) can also be given by name, as one sequence, as
     PyTorch's sizes can (``x.flip(dims=[0])``, ``agnostic.reshape(x, shape=(2, 3))``); ``forward`` itself where it has

@@ -10,6 +10,7 @@ from .._allocation import check_allocation
 from .._backends import dlpack
 from .._device import CPU, Device, as_device
 from .._tensor import TensorBase, wrap
+from ._binding import size_by_name
 from ._dispatch import keep_negative_zero
 
 
@@ -287,7 +288,8 @@ def _pinned_if(made, pin_memory):
     return made.pin_memory()
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+@size_by_name
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros (default dtype unless given).
 
         >>> agnostic.zeros(2, 3)
@@ -296,10 +298,12 @@ def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False)
         >>> agnostic.zeros((2,), dtype=agnostic.int64)
         tensor([0, 0])
     """
+    _layout.check_strided(layout, "zeros")
     return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt), pin_memory), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+@size_by_name
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of ones (default dtype unless given).
 
         >>> agnostic.ones(2, 2)
@@ -308,10 +312,12 @@ def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
         >>> agnostic.ones(3, dtype=agnostic.bool)
         tensor([True, True, True])
     """
+    _layout.check_strided(layout, "ones")
     return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt), pin_memory), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
+@size_by_name
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=_layout.contiguous_format):
     """An uninitialized tensor (default dtype unless given), laid out in ``memory_format`` (row-major by default;
     ``agnostic.channels_last`` for 4-D, ``agnostic.channels_last_3d`` for 5-D sizes).
@@ -322,11 +328,12 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
         >>> agnostic.empty(2, 3, 4, 5, memory_format=agnostic.channels_last).stride()
         (60, 1, 15, 3)
     """
+    _layout.check_strided(layout, "empty")
     strides = _format_strides(memory_format, size)
     return _leaf(_filled(size, dtype, device, _uninitialized, pin_memory, strides), requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64, default float) unless given.
 
         >>> agnostic.full((2, 2), 7)
@@ -335,6 +342,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_
         >>> agnostic.full((3,), 0.5)
         tensor([0.5000, 0.5000, 0.5000])
     """
+    _layout.check_strided(layout, "full")
     if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
     dtype = _dtypes.as_dtype(dtype) or _dtypes.scalar_dtype(fill_value)
@@ -380,30 +388,35 @@ def _like(input, dtype, device, memory_format):
     return (_dtypes.as_dtype(dtype) or input.dtype), (input.device if device is None else device), strides
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_layout.preserve_format):
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=_layout.preserve_format):
     """Zeros with ``input``'s shape, dtype, device and strides (unless given; see ``empty_like``).
 
         >>> agnostic.zeros_like(agnostic.tensor([[1, 2], [3, 4]]))
         tensor([[0, 0],
                 [0, 0]])
     """
+    _layout.check_strided(layout, "zeros_like")
     dtype, device, strides = _like(input, dtype, device, memory_format)
     made = _filled(input._data.shape, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt), strides=strides)
     return _leaf(made, requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_layout.preserve_format):
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=_layout.preserve_format):
     """Ones with ``input``'s shape, dtype, device and strides (unless given; see ``empty_like``).
 
         >>> agnostic.ones_like(agnostic.tensor([1.5, 2.5]))
         tensor([1., 1.])
     """
+    _layout.check_strided(layout, "ones_like")
     dtype, device, strides = _like(input, dtype, device, memory_format)
     made = _filled(input._data.shape, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt), strides=strides)
     return _leaf(made, requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_layout.preserve_format):
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=_layout.preserve_format):
     """Uninitialized, with ``input``'s shape, dtype and device (unless given), laid out in ``memory_format``: by
     default (``agnostic.preserve_format``) with ``input``'s strides where they are dense, else dense strides in
     their order, as PyTorch's.
@@ -414,11 +427,12 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
         >>> agnostic.empty_like(agnostic.zeros(2, 3).t()).stride()
         (1, 3)
     """
+    _layout.check_strided(layout, "empty_like")
     dtype, device, strides = _like(input, dtype, device, memory_format)
     return _leaf(_filled(input._data.shape, dtype, device, _uninitialized, strides=strides), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=_layout.preserve_format):
     """``fill_value`` everywhere, with ``input``'s shape, dtype, device and strides (unless given; see
     ``empty_like``).
@@ -426,6 +440,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
         >>> agnostic.full_like(agnostic.tensor([1, 2, 3]), 9)
         tensor([9, 9, 9])
     """
+    _layout.check_strided(layout, "full_like")
     dtype, device, strides = _like(input, dtype, device, memory_format)
     if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
@@ -436,7 +451,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return _leaf(made, requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False):
     """Values from ``start`` up to (not including) ``end`` by ``step``; int64 for integer arguments, else the
     default float dtype. The length is ``ceil((end - start) / step)``, as in PyTorch.
 
@@ -445,6 +460,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         >>> agnostic.arange(1, 2.5, 0.5)
         tensor([1.0000, 1.5000, 2.0000])
     """
+    _layout.check_strided(layout, "arange")
     if end is None:
         start, end = 0, start
     bounds = [x.item() if isinstance(x, TensorBase) else x for x in (start, end, step)]
@@ -468,12 +484,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         return _leaf(wrap(values.astype(dtype.numpy_dtype, copy=False), device), requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (default float dtype).
 
         >>> agnostic.linspace(0, 1, steps=5)
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
+    _layout.check_strided(layout, "linspace")
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
@@ -485,18 +502,19 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
         return _leaf(wrap(values.astype(dtype.numpy_dtype, copy=False), device), requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``.
 
         >>> agnostic.logspace(0, 3, steps=4)
         tensor([   1.,   10.,  100., 1000.])
     """
+    _layout.check_strided(layout, "logspace")
     exponents = linspace(start, end, steps, dtype=_dtypes.float64, device=device)
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     return _leaf((base ** exponents).to(dtype), requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
     """An ``n x m`` matrix with ones on the diagonal.
 
         >>> agnostic.eye(2)
@@ -506,6 +524,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         tensor([[1, 0, 0],
                 [0, 1, 0]])
     """
+    _layout.check_strided(layout, "eye")
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye(): n must be greater or equal to 0, got {n}" if n < 0 else
                            f"eye(): m must be greater or equal to 0, got {m}")

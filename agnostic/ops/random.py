@@ -16,6 +16,7 @@ from .._allocation import check_allocation
 from .._backends import philox as _philox
 from .._device import CPU
 from .._tensor import TensorBase, _check_writable, wrap
+from ._binding import size_by_name
 from ._registry import composite, tensor_method
 from .creation import _leaf, _sizes, _target
 
@@ -265,7 +266,8 @@ def _cast(array, dtype, device):
 
 
 # ----- factories -------------------------------------------------------------------------------------------------
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+@size_by_name
+def rand(*size, generator=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Uniform samples from [0, 1) (default float dtype).
 
         >>> _ = agnostic.manual_seed(0)
@@ -273,26 +275,29 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
         tensor([[0.0347, 0.0115, 0.6120],
                 [0.2415, 0.3655, 0.1114]])
     """
+    _layout.check_strided(layout, "rand")
     dtype = _floating(dtype, "rand")
     device = _device_of_call(generator, device)
     array = _uniform_array(_source(generator, device), _sizes(size), dtype.numpy_dtype)
     return _leaf(wrap(array, device), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+@size_by_name
+def randn(*size, generator=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Standard normal samples (default float dtype).
 
         >>> _ = agnostic.manual_seed(0)
         >>> agnostic.randn(4)
         tensor([-0.2605, -0.1524,  1.1446, -0.1283])
     """
+    _layout.check_strided(layout, "randn")
     dtype = _floating(dtype, "randn")
     device = _device_of_call(generator, device)
     array = _normal_array(_source(generator, device), _sizes(size), dtype.numpy_dtype)
     return _leaf(wrap(array, device), requires_grad)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Integers uniform in [low, high) (int64 unless given); ``randint(high, size)`` also works.
 
     Each value is ``low + word % (high - low)`` of one 64-bit Philox word: the modulo bias is below
@@ -305,6 +310,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         tensor([[4, 3],
                 [3, 3]])
     """
+    _layout.check_strided(layout, "randint")
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() needs a size: randint(low, high, size) or randint(high, size)")
@@ -336,13 +342,14 @@ def _check_integer_range(low, high, dtype):
                            f"[{smallest}, {largest}]")
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False):
     """A random permutation of ``0..n-1`` (int64 unless given): the stable argsort of ``n`` random 64-bit words.
 
         >>> _ = agnostic.manual_seed(0)
         >>> agnostic.randperm(5)
         tensor([0, 2, 1, 4, 3])
     """
+    _layout.check_strided(layout, "randperm")
     n = int(n)
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
@@ -367,35 +374,38 @@ def _laid_out_like(result, input, memory_format, requires_grad=False):
     return result.requires_grad_() if requires_grad else result
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """``rand`` with ``input``'s shape, dtype, device (unless given) and memory format (``memory_format``).
 
         >>> _ = agnostic.manual_seed(0)
         >>> agnostic.rand_like(agnostic.zeros(2, dtype=agnostic.float64))
         tensor([0.0115, 0.2415], dtype=agnostic.float64)
     """
+    _layout.check_strided(layout, "rand_like")
     return _laid_out_like(rand(input.shape, dtype=dtype or input.dtype, device=device or input.device), input,
                           memory_format, requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """``randn`` with ``input``'s shape, dtype, device (unless given) and memory format (``memory_format``).
 
         >>> _ = agnostic.manual_seed(0)
         >>> agnostic.randn_like(agnostic.zeros(3))
         tensor([-0.2605, -0.1524,  1.1446])
     """
+    _layout.check_strided(layout, "randn_like")
     return _laid_out_like(randn(input.shape, dtype=dtype or input.dtype, device=device or input.device), input,
                           memory_format, requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, memory_format=None):
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, memory_format=None):
     """``randint`` with ``input``'s shape, dtype, device (unless given) and memory format (``memory_format``).
 
         >>> _ = agnostic.manual_seed(0)
         >>> agnostic.randint_like(agnostic.zeros(4, dtype=agnostic.int32), 10)
         tensor([9, 8, 9, 6], dtype=agnostic.int32)
     """
+    _layout.check_strided(layout, "randint_like")
     return _laid_out_like(randint(low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device),
                           input, memory_format)
 

@@ -8,7 +8,7 @@ windows round as PyTorch's do, on every device. ``periodic=True`` (the default) 
 import math
 
 from .. import _dtypes
-from .._layout import strided
+from .._layout import check_strided
 from .creation import arange, ones, zeros
 from .elementwise import i0
 
@@ -20,8 +20,7 @@ def _window(name, window_length, periodic, dtype, layout, device, requires_grad,
     cut back to ``window_length``), with PyTorch's checks and its empty and one-sample windows."""
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    if layout is not None and layout is not strided:
-        raise RuntimeError(f"{name}(): only the strided layout is supported, got {layout}")
+    check_strided(layout, name)
     dtype = _dtypes.as_dtype(dtype) or _dtypes.get_default_dtype()
     if not dtype.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}; pass dtype=agnostic.float32 "
