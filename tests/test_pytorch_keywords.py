@@ -176,3 +176,12 @@ def test_factories_take_the_strided_layout_and_refuse_sparse_ones(device, name):
     with pytest.raises(RuntimeError, match=rf"{name}\(\): makes strided \(dense\) tensors only, got "
                                            r"layout=agnostic.sparse_coo; make a sparse tensor with"):
         call(agnostic.sparse_coo, device)
+
+
+def test_the_split_method_names_its_sizes_as_pytorch_does(device):
+    x = agnostic.arange(6.0, device=device, requires_grad=True)
+    pieces = x.split(split_size=4)  # Tensor.split's name; agnostic.split takes split_size_or_sections
+    assert [tuple(p.shape) for p in pieces] == [(4,), (2,)]
+    assert [tuple(p.shape) for p in agnostic.split(x, split_size_or_sections=[1, 5])] == [(1,), (5,)]
+    (pieces[0].sum() * 2 + pieces[1].sum() * 3).backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0, 2.0, 3.0, 3.0]

@@ -488,7 +488,19 @@ def vstack(tensors):
 row_stack = vstack
 
 
-@_shape_op(is_view=True, gradients={"tensor": lambda grads, tensor, dim: cat(list(grads), dim % tensor.ndim)})
+def _split_method(self, split_size, dim=0):
+    """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of the
+    listed section sizes (``Tensor.split``, whose argument PyTorch names ``split_size``; ``agnostic.split`` names it
+    ``split_size_or_sections``, as ``torch.split``).
+
+        >>> agnostic.arange(5).split(split_size=2)[-1]
+        tensor([4])
+    """
+    return split(self, split_size, dim)
+
+
+@_shape_op(is_view=True, method=_split_method,
+           gradients={"tensor": lambda grads, tensor, dim: cat(list(grads), dim % tensor.ndim)})
 def split(tensor, split_size_or_sections, dim=0):
     """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of the
     listed section sizes.
