@@ -164,6 +164,13 @@ LAYOUT_CALLS = {
     "randn_like": lambda layout, d: agnostic.randn_like(agnostic.ones(2, device=d), layout=layout),
     "randint_like": lambda layout, d: agnostic.randint_like(agnostic.ones(2, device=d), 0, 5, layout=layout),
     "hann_window": lambda layout, d: agnostic.hann_window(2, layout=layout, device=d),
+    "new_zeros": lambda layout, d: agnostic.ones(1, device=d).new_zeros(2, layout=layout),
+    "new_full": lambda layout, d: agnostic.ones(1, device=d).new_full((2,), 3.0, layout=layout),
+    "new_empty_strided": lambda layout, d: agnostic.ones(1, device=d).new_empty_strided((2,), (1,), layout=layout),
+    "scalar_tensor": lambda layout, d: agnostic.scalar_tensor(1.0, layout=layout, device=d).expand(2),
+    "empty_strided": lambda layout, d: agnostic.empty_strided((2,), (1,), layout=layout, device=d),
+    "tril_indices": lambda layout, d: agnostic.tril_indices(2, 1, layout=layout, device=d)[0],
+    "triu_indices": lambda layout, d: agnostic.triu_indices(1, 2, layout=layout, device=d)[1],
 }
 
 

@@ -359,6 +359,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
         >>> agnostic.scalar_tensor(3), agnostic.scalar_tensor(3, dtype=agnostic.int64)
         (tensor(3.), tensor(3))
     """
+    _layout.check_strided(layout, "scalar_tensor")
     if isinstance(s, TensorBase):
         s = s.item()
     if isinstance(s, complex) and dtype is None:
@@ -560,6 +561,7 @@ def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=
         tensor([[0., 0., 0.],
                 [0., 0., 0.]], dtype=agnostic.float64)
     """
+    _layout.check_strided(layout, "new_zeros")
     dtype, device = _new_options(self, dtype, device)
     return zeros(*_new_size("new_zeros", size, kw.pop("size", None)), dtype=dtype, device=device,
                  requires_grad=requires_grad, pin_memory=pin_memory)
@@ -571,6 +573,7 @@ def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=N
         >>> agnostic.tensor([1, 2]).new_ones((2,))
         tensor([1, 1])
     """
+    _layout.check_strided(layout, "new_ones")
     dtype, device = _new_options(self, dtype, device)
     return ones(*_new_size("new_ones", size, kw.pop("size", None)), dtype=dtype, device=device,
                 requires_grad=requires_grad, pin_memory=pin_memory)
@@ -582,6 +585,7 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=
         >>> agnostic.ones(1, dtype=agnostic.int32).new_empty(2, 2).dtype
         agnostic.int32
     """
+    _layout.check_strided(layout, "new_empty")
     dtype, device = _new_options(self, dtype, device)
     return empty(*_new_size("new_empty", size, kw.pop("size", None)), dtype=dtype, device=device,
                  requires_grad=requires_grad, pin_memory=pin_memory)
@@ -595,6 +599,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
         >>> agnostic.ones(1, dtype=agnostic.float64).new_full((2,), 3)
         tensor([3., 3.], dtype=agnostic.float64)
     """
+    _layout.check_strided(layout, "new_full")
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     dtype, device = _new_options(self, dtype, device)

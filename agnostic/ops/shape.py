@@ -11,6 +11,7 @@ import numpy
 
 from .. import _dtypes
 from .._allocation import check_allocation
+from .._layout import check_strided
 from .._size import Size
 from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
 from ._dispatch import check_same_device, finish, operand_array, result_dtype, write_result
@@ -1194,6 +1195,7 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
         tensor([[0, 1, 1, 2, 2, 2],
                 [0, 0, 1, 0, 1, 2]])
     """
+    check_strided(layout, "tril_indices")
     return _triangle_indices("tril_indices", row, col, offset, True, dtype, device)
 
 
@@ -1206,6 +1208,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
         tensor([[0, 0, 1],
                 [1, 2, 2]])
     """
+    check_strided(layout, "triu_indices")
     return _triangle_indices("triu_indices", row, col, offset, False, dtype, device)
 
 

@@ -8,7 +8,7 @@ import numpy
 
 from .. import _dtypes
 from .._device import as_device
-from .._layout import channels_last, memory_format
+from .._layout import channels_last, check_strided, memory_format
 from .._size import Size
 from .._tensor import TensorBase
 from ..autograd.graph import register_post_accumulate_grad_hook as _register_post_accumulate_grad_hook
@@ -385,6 +385,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
         >>> agnostic.from_file(path, size=3)
         tensor([1., 2., 3.])
     """
+    check_strided(layout, "from_file")
     dtype = _dtypes.get_default_dtype() if dtype is None else _dtypes.as_dtype(dtype)
     if not isinstance(size, numbers.Integral) or size < 0:
         raise RuntimeError(f"from_file(): size must be a non-negative int, got {size!r}")

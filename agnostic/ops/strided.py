@@ -12,7 +12,7 @@ import inspect
 import numpy
 
 from .. import _dtypes
-from .._layout import contiguous_format
+from .._layout import check_strided, contiguous_format
 from .._size import Size
 from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
 from ._dispatch import check_same_device, check_tensor, write_result
@@ -441,6 +441,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
         >>> agnostic.empty_strided((2, 3), (1, 2)).stride()
         (1, 2)
     """
+    check_strided(layout, "empty_strided")
     size, stride = _geometry("empty_strided", size, stride)
     backing = empty(_needed_elements(size, stride, 0), dtype=dtype, device=device, pin_memory=pin_memory)
     made = wrap(_view_of_memory(backing, _allocation(backing)[0], size, stride, 0), backing._device)
@@ -455,6 +456,7 @@ def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=No
         >>> agnostic.ones(1, dtype=agnostic.float64).new_empty_strided((2,), (3,)).dtype
         agnostic.float64
     """
+    check_strided(layout, "new_empty_strided")
     return empty_strided(size, stride, dtype=input.dtype if dtype is None else dtype,
                          device=input.device if device is None else device, requires_grad=requires_grad,
                          pin_memory=pin_memory)
