@@ -275,18 +275,20 @@ def _threading_layer_in_child(environment, first=""):
 import os, numpy, agnostic
 from agnostic._backends import cpu_kernels
 cpu_kernels.relu(numpy.ones(1 << 20, numpy.float32))
-print(cpu_kernels._kernels.numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"))
+print(cpu_kernels._kernels.numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"), os.environ.get("GOMP_SPINCOUNT"))
 """
-    return _printed_by_child(code, environment, unset=("OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER"))
+    return _printed_by_child(code, environment, unset=("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_THREADING_LAYER"))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="OpenMP's load is checked on Linux only")
 def test_the_threads_are_passive_openmp_where_agnostic_loads_it_else_the_workqueue():
-    layer, policy = _threading_layer_in_child({})
-    assert layer in ("omp", "workqueue") and policy == "None"  # workqueue: where numba has no OpenMP layer
+    layer, policy, spin_count = _threading_layer_in_child({})
+    # set while OpenMP loads, then removed (children don't inherit them); workqueue: where numba has no OpenMP layer
+    assert layer in ("omp", "workqueue") and policy == spin_count == "None"
+    assert _threading_layer_in_child({"GOMP_SPINCOUNT": "5"})[1:] == ["None", "5"]  # the user's own count stays
     # the user's spinning policy, or an OpenMP runtime already loaded with a policy agnostic can't know
-    assert _threading_layer_in_child({"OMP_WAIT_POLICY": "active"}) == ["workqueue", "active"]
-    layer, _ = _threading_layer_in_child({}, first="""
+    assert _threading_layer_in_child({"OMP_WAIT_POLICY": "active"}) == ["workqueue", "active", "None"]
+    layer, *_ = _threading_layer_in_child({}, first="""
 import ctypes
 try:
     ctypes.CDLL("libgomp.so.1")
@@ -510,3 +512,70 @@ def test_the_lstm_cell_kernels_take_float32_only():
                                numpy.ones((12, 3)), numpy.empty((2, 12)), gates[None], cell[None], hidden[None], False)
     expected = numpy.tanh(step["projected"] + step["cell_prev"] @ numpy.ones((3, 12)))[:, 6:9]  # the candidate gate
     numpy.testing.assert_allclose(gates[:, 6:9], expected, rtol=1e-15)  # float64: NumPy's own tanh
+
+
+def _lstm_layer(batch, size, steps=5, seed=1):
+    """A float32 LSTM layer direction's arrays: input projection, first states, weight and output gradients."""
+    rng = numpy.random.default_rng(seed)
+    arrays = {"projected": rng.standard_normal((steps, batch, 4 * size)) * 2,
+              "first_hidden": rng.standard_normal((batch, size)), "first_cell": rng.standard_normal((batch, size)),
+              "weight_hh": rng.standard_normal((4 * size, size)) / numpy.sqrt(size),
+              "grad_outputs": rng.standard_normal((steps, batch, size)),
+              "grad_hidden": rng.standard_normal((batch, size)), "grad_cell": rng.standard_normal((batch, size))}
+    return {name: array.astype(numpy.float32) for name, array in arrays.items()}
+
+
+def _run_lstm_layer(layer, reverse):
+    """Forward and backward of ``_lstm_layer``'s layer through ``cpu_ops``: every array they write."""
+    from agnostic._backends import cpu_ops
+    steps, batch, width = layer["projected"].shape
+    size = width // 4
+    written = {"gates": numpy.full((steps, batch, width), numpy.nan, numpy.float32),
+               "cells": numpy.full((steps, batch, size), numpy.nan, numpy.float32),
+               "outputs": numpy.full((steps, batch, size), numpy.nan, numpy.float32),
+               "grad_gates": numpy.full((steps, batch, width), numpy.nan, numpy.float32),
+               "grad_hidden": layer["grad_hidden"].copy(), "grad_cell": layer["grad_cell"].copy()}
+    cpu_ops.lstm_forward_steps(layer["projected"], layer["first_hidden"], layer["first_cell"], layer["weight_hh"],
+                               numpy.empty((batch, width), numpy.float32), written["gates"], written["cells"],
+                               written["outputs"], reverse)
+    cpu_ops.lstm_backward_steps(written["gates"], written["cells"], layer["first_cell"], layer["weight_hh"],
+                                layer["grad_outputs"], written["grad_hidden"], written["grad_cell"],
+                                numpy.empty((batch, size), numpy.float32), written["grad_gates"], reverse)
+    return written
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("batch, size, threads", [(1, 1, 1), (3, 5, 2), (9, 70, 2), (9, 70, 1), (64, 256, 16)])
+def test_the_lstm_layer_kernels_match_the_step_by_step_layer(batch, size, threads, reverse, monkeypatch):
+    """One kernel for every step, each thread owning a slice of the hidden units, gives each step's BLAS product and
+    cell pass's values: every slicing, from four units per thread to all units on one, sizes that fill no whole
+    block of four weight rows or two batch rows, and reductions longer than one chunk (4 * 256 > ``_CHUNK``)."""
+    layer = _lstm_layer(batch, size)
+    monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", 0)  # no weight is small enough: the steps' path
+    stepwise = _run_lstm_layer(layer, reverse)
+    monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", 1 << 30)
+    previous_threads = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        sliced = _run_lstm_layer(layer, reverse)
+    finally:
+        numba.set_num_threads(previous_threads)
+    for name, expected in stepwise.items():
+        assert not numpy.isnan(sliced[name]).any(), name
+        numpy.testing.assert_allclose(sliced[name], expected, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_the_lstm_layer_kernels_take_float32_weights_that_fit_the_threads_caches(monkeypatch):
+    """Where a thread's share of the hidden-to-gates weight exceeds ``LSTM_MAX_WEIGHT_SHARE``, numba is missing or
+    the layer is float64, the steps' path runs."""
+    size = 64
+    weight = numpy.empty((4 * size, size), numpy.float32)
+    slices = min(numba.get_num_threads(), size // 4)
+    monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", -(-weight.nbytes // slices))
+    assert cpu_kernels._lstm_sequence_kernels(weight) is not None
+    monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", -(-weight.nbytes // slices) - 1)
+    assert cpu_kernels._lstm_sequence_kernels(weight) is None
+    monkeypatch.undo()
+    assert cpu_kernels._lstm_sequence_kernels(weight.astype(numpy.float64)) is None
+    monkeypatch.setattr(cpu_kernels, "_lstm_kernels", lambda weight: None)
+    assert cpu_kernels._lstm_sequence_kernels(weight) is None

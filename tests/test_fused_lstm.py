@@ -49,6 +49,29 @@ def _check_fused_equals_composed(tensors, reverse):
         numpy.testing.assert_allclose(got.cpu().numpy(), expected.cpu().numpy(), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("frozen", [(0,), (0, 3), (0, 1, 2, 4), (5,), (6,), (5, 6)])
+def test_only_the_gradients_autograd_asks_for_are_computed(device, frozen, monkeypatch):
+    """Inputs that don't require grad (a model's data, frozen weights or biases) get none, and the others get the
+    composed layer's."""
+    tensors = layer_inputs(device, agnostic.float64)
+    for index in frozen:
+        tensors[index] = tensors[index].detach()
+    fused = _fused_lstm.LSTMLayer.apply(*tensors, False, rnn._composed_lstm)
+    composed = rnn._composed_lstm(*tensors, False)
+    wanted = [t for t in tensors if t.requires_grad]
+    for got, expected in zip(gradients(fused, wanted), gradients(composed, wanted)):
+        numpy.testing.assert_allclose(got.cpu().numpy(), expected.cpu().numpy(), rtol=1e-10, atol=1e-12)
+    seen = []
+    original = _fused_lstm.LSTMLayer.backward
+
+    def backward(ctx, *grads):
+        seen.append(original(ctx, *grads))
+        return seen[-1]
+    monkeypatch.setattr(_fused_lstm.LSTMLayer, "backward", staticmethod(backward))
+    gradients(_fused_lstm.LSTMLayer.apply(*tensors, False, rnn._composed_lstm), wanted)
+    assert [index for index, grad in enumerate(seen[0][:7]) if grad is None] == [i for i in frozen if i not in (1, 2)]
+
+
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("batch, size", [(1, 1), (6, 40), (9, 70)])
 def test_fused_layer_at_sizes_that_fill_no_whole_tile(device, reverse, batch, size):

@@ -3,19 +3,20 @@
 NumPy's ufuncs run on one core. For large float32/float64 arrays, the functions here run numba-compiled kernels
 (``numba_kernels``) on all cores, in one pass over memory: ReLU and its gradient, ``+ - * /`` of two arrays, a
 linear layer's bias add, the optimizers' updates, and softmax and layer_norm over rows (with their gradients). A
-float32 LSTM step's cell and its gradient run in one vectorized pass on the calling thread instead (between the
-steps' BLAS products, where waking threads costs more than it saves): 5x as fast as NumPy's dozen passes on AVX2,
-2x to 5x on AVX-512, where NumPy's own tanh is vectorized. Each returns its result (True for work done in place), or
+float32 LSTM layer's steps, forward and backward, run in one kernel each, every thread owning a slice of the hidden
+units, as oneDNN's LSTM does (where the weight is too large for that, each step's BLAS product is followed by a cell
+pass in one vectorized loop on the calling thread). Each returns its result (True for work done in place), or
 None (False for in-place work) when it doesn't apply (numba missing, an array too small to gain from threads, not
 C-contiguous, another dtype): the caller then computes the same values with NumPy. The elementwise kernels' results
 are identical to NumPy's (``numba_kernels`` says why); the row kernels' statistics are summed in float64, so they
-differ from NumPy's float32 sums by a rounding at most; the LSTM cells' tanh is within 7 ulp of the exact one
-(NumPy's: 1.4).
+differ from NumPy's float32 sums by a rounding at most; the LSTM kernels' tanh is within 7 ulp of the exact one
+(NumPy's: 1.4), and their products round as BLAS's do, not as NumPy's ufuncs.
 
-The threads: GNU OpenMP's, told to sleep between kernels (``OMP_WAIT_POLICY=passive``; waking them costs about
-40 us on 16 cores), where agnostic loads the OpenMP runtime first and so can give it that policy; else numba's
-workqueue pool (about 90 us). OpenMP threads that spin between kernels, its default, take the cores from BLAS's
-next matrix product: a 2-core training step took 4x longer, a 16-core matrix product 3x.
+The threads: GNU OpenMP's, told to sleep between kernels after a spin of about 10 us (``OMP_WAIT_POLICY=passive``,
+``GOMP_SPINCOUNT=1000``; waking them costs about 40 us on 16 cores, while a kernel's next parallel region, such as an
+LSTM's next step, finds them awake: 1 to 7 us), where agnostic loads the OpenMP runtime first and so can give it
+that policy; else numba's workqueue pool (about 90 us). OpenMP threads that spin between kernels for its default 3 ms
+take the cores from BLAS's next matrix product: a 2-core training step took 4x longer, a 16-core matrix product 3x.
 
 numba loads on the first large op, not at ``import agnostic``. Where it is missing, agnostic warns once, naming the
 extra that brings it. A child forked after the kernels ran keeps to NumPy: numba's thread pools don't survive a fork
@@ -44,6 +45,11 @@ MIN_FUSED_BYTES = 1 << 18
 # their own), shares them among the threads from MIN_BATCHED_PRODUCTS multiply-adds in all.
 MAX_BATCHED_PRODUCT = 1 << 18
 MIN_BATCHED_PRODUCTS = 1 << 20
+# An LSTM layer runs its steps in one kernel (``lstm_forward_sequence``) where each thread's share of the
+# hidden-to-gates weight is at most this many bytes: it stays in the thread's core's cache from step to step. Larger
+# shares left the kernel slower than a BLAS product per step (hidden size 1024: 1 MiB a thread on 16 cores, 8 MiB on
+# two), or little faster (hidden size 512 on two cores: 2 MiB).
+LSTM_MAX_WEIGHT_SHARE = 512 << 10
 FAST_CPU_EXTRA = 'pip install "agnostic-tensor[fast-cpu]"'
 _FLOATS = frozenset((numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)))
 _PYTHON_NUMBERS = frozenset((bool, int, float))
@@ -52,6 +58,10 @@ _kernels = None  # the numba_kernels module once loaded; False where it can't be
 _loops: dict = {}  # an optimizer's per-element function -> its compiled parallel loop
 _one_at_a_time = nullcontext()  # a lock instead, under numba's workqueue layer (not safe for concurrent calls)
 _requested_threads = None  # set_num_threads's count, applied when numba loads
+# How long GNU OpenMP's threads spin after a parallel region before they sleep (GOMP_SPINCOUNT, about 100 spins a
+# microsecond): long enough for the next region of one kernel (an LSTM's next step) to find them awake, too short to
+# take the cores from BLAS's next product (passive, they would spin for none; by default, for about 3 ms).
+_SPIN_COUNT = "1000"
 _lock = threading.Lock()
 
 
@@ -266,6 +276,47 @@ def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_ce
     return True
 
 
+def lstm_forward_sequence(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse):
+    """Every step of a float32 LSTM layer direction (``cpu_ops.lstm_forward_steps``' arguments, without its scratch)
+    in one kernel, each thread owning a slice of the hidden units (``numba_kernels.lstm_forward_sequence``); False
+    when not done (numba missing, another dtype, a weight too large for the threads' caches)."""
+    kernels = _lstm_sequence_kernels(weight_hh)
+    if kernels is None:
+        return False
+    with _one_at_a_time:
+        kernels.lstm_forward_sequence(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse,
+                                      _lstm_slices(kernels, cells.shape[2]))
+    return True
+
+
+def lstm_backward_sequence(gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden, grad_cell, grad_gates,
+                           reverse):
+    """The gradients of ``lstm_forward_sequence``'s layer (``cpu_ops.lstm_backward_steps``' arguments, without its
+    scratch) in one kernel; False when not done."""
+    kernels = _lstm_sequence_kernels(weight_hh)
+    if kernels is None:
+        return False
+    with _one_at_a_time:
+        kernels.lstm_backward_sequence(gates, cells, first_cell, numpy.ascontiguousarray(weight_hh.T), grad_outputs,
+                                       grad_hidden, grad_cell, grad_gates, reverse,
+                                       _lstm_slices(kernels, cells.shape[2]))
+    return True
+
+
+def _lstm_sequence_kernels(weight_hh):
+    """The kernels module where one kernel runs a float32 layer's steps faster than a BLAS product and a cell pass
+    per step: where each thread's share of ``weight_hh`` fits ``LSTM_MAX_WEIGHT_SHARE``; else None."""
+    kernels = _lstm_kernels(weight_hh)
+    if kernels is None or weight_hh.nbytes > LSTM_MAX_WEIGHT_SHARE * _lstm_slices(kernels, weight_hh.shape[1]):
+        return None
+    return kernels
+
+
+def _lstm_slices(kernels, size):
+    """How many slices of the hidden units the threads share: four units each, at least."""
+    return max(1, min(kernels.numba.get_num_threads(), size // 4))
+
+
 def _lstm_kernels(gates):
     """The kernels module for a float32 LSTM step (``gates``' dtype stands for all the step's arrays), or None."""
     return _loaded() if gates.dtype == numpy.float32 else None
@@ -321,18 +372,22 @@ def _load():
 
 @contextmanager
 def _threading_layer(numba):
-    """Load numba's threads inside this context: GNU OpenMP's with the passive wait policy where no OpenMP runtime
-    is loaded yet (the runtime reads ``OMP_WAIT_POLICY`` once, when it loads; the variable is set only meanwhile, so
-    child processes don't inherit it), else numba's workqueue pool, unless the user chose a layer
-    (``NUMBA_THREADING_LAYER``) or asked for passive OpenMP threads themselves. The workqueue pool runs one kernel
-    at a time: calls from several threads take turns (``_one_at_a_time``)."""
+    """Load numba's threads inside this context: GNU OpenMP's with the passive wait policy and a short spin where no
+    OpenMP runtime is loaded yet (the runtime reads ``OMP_WAIT_POLICY`` and ``GOMP_SPINCOUNT`` once, when it loads;
+    the variables are set only meanwhile, so child processes don't inherit them; a count the user set stays), else
+    numba's workqueue pool, unless the user chose a layer (``NUMBA_THREADING_LAYER``) or asked for passive OpenMP
+    threads themselves. The workqueue pool runs one kernel at a time: calls from several threads take turns
+    (``_one_at_a_time``)."""
     if "NUMBA_THREADING_LAYER" in os.environ or "NUMBA_THREADING_LAYER_PRIORITY" in os.environ \
             or numba.config.THREADING_LAYER != "default":
         yield
         return
     set_here = "OMP_WAIT_POLICY" not in os.environ and not _openmp_loaded()
+    spin_set_here = set_here and "GOMP_SPINCOUNT" not in os.environ
     if set_here:
         os.environ["OMP_WAIT_POLICY"] = "passive"
+    if spin_set_here:
+        os.environ["GOMP_SPINCOUNT"] = _SPIN_COUNT
     if os.environ.get("OMP_WAIT_POLICY", "").lower() == "passive":
         numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]  # workqueue where numba has no OpenMP
     else:  # OpenMP threads that would spin, or a runtime already loaded with a policy agnostic can't know
@@ -342,6 +397,8 @@ def _threading_layer(numba):
     finally:
         if set_here:
             del os.environ["OMP_WAIT_POLICY"]
+        if spin_set_here:
+            del os.environ["GOMP_SPINCOUNT"]
 
 
 def _openmp_loaded():

@@ -404,9 +404,13 @@ def array_from_cuda_interface(obj):
 
 def lstm_forward_steps(projected, first_hidden, first_cell, weight_hh, recurrent, gates, cells, outputs, reverse):
     """Run an LSTM layer direction from its input projection ``projected`` (T, B, 4H) and first states (B, H): each
-    step's activated gates into ``gates``, cell states into ``cells`` and hidden states into ``outputs``, a step
+    step's activated gates into ``gates``, cell states into ``cells`` and hidden states into ``outputs``: in one
+    multi-core kernel for float32 where numba is installed (``cpu_kernels.lstm_forward_sequence``), else a step
     being one matrix product (into ``recurrent``, (B, 4H) scratch) and the cell (``cpu_kernels``' one pass, else
     NumPy's), on preallocated arrays so that nothing is allocated inside the loop."""
+    if cpu_kernels.lstm_forward_sequence(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs,
+                                         reverse):
+        return
     weight_hh_t = weight_hh.T
     hidden, cell = first_hidden, first_cell
     for t in lstm_steps.order(len(projected), reverse):
@@ -421,7 +425,11 @@ def lstm_backward_steps(gates, cells, first_cell, weight_hh, grad_outputs, grad_
                         reverse):
     """The gradients of an LSTM layer direction's steps, last step first: each step's gates' pre-activation
     gradients into ``grad_gates`` (T, B, 4H); ``grad_hidden`` and ``grad_cell`` (B, H) come in holding the
-    gradients of the final states and leave holding those of the first states; ``spare`` (B, H) is scratch."""
+    gradients of the final states and leave holding those of the first states; ``spare`` (B, H) is scratch. One
+    multi-core kernel where the forward's is (``cpu_kernels.lstm_backward_sequence``)."""
+    if cpu_kernels.lstm_backward_sequence(gates, cells, first_cell, weight_hh, grad_outputs, grad_hidden, grad_cell,
+                                          grad_gates, reverse):
+        return
     times = list(lstm_steps.order(len(gates), reverse))
     incoming, outgoing = grad_cell, spare
     for position in range(len(times) - 1, -1, -1):

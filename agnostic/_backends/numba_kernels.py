@@ -8,8 +8,9 @@ the optimizers' loops) compile once per process. They take flat or 2-D (rows) C-
 
 Every element takes the same IEEE operations, in the same order, as NumPy's ufunc would: no ``fastmath`` (no
 reassociation, no fused multiply-add), and NumPy's error model (division by zero gives inf or nan, never raises).
-The float32 LSTM cells are the exception: their tanh is a rational function (``tanh32``, within 7 ulp), since numba
-has no vectorized tanh; they run on the calling thread, between the steps' BLAS products.
+The float32 LSTM kernels are the exception: their tanh is a rational function (``tanh32``, within 7 ulp), since numba
+has no vectorized tanh, and their hidden-to-gates products are reassociated dot products with fused multiply-adds,
+as BLAS's are (see ``lstm_forward_sequence``).
 """
 
 import operator
@@ -248,6 +249,51 @@ def _activate(gates, candidate):
         gates[k] = tanh32(gates[k]) if candidate else _sigmoid32(gates[k])
 
 
+@numba.njit(error_model="numpy", inline="always")
+def _lstm_cell_units(g, cell_prev, cell, hidden, size, first, stop):
+    """Hidden units ``first`` to ``stop`` of one batch row of an LSTM step, from its gates' pre-activations ``g``
+    (4H, PyTorch's order: input, forget, candidate, output), activated in place: ``cell = forget * cell_prev + input
+    * candidate``, ``hidden = output * tanh(cell)``. Each loop runs over a segment from 0 (a loop over an offset
+    range, ``range(2 * H, 3 * H)``, was not vectorized)."""
+    input_gate, forget_gate = g[first:stop], g[size + first:size + stop]
+    candidate, output_gate = g[2 * size + first:2 * size + stop], g[3 * size + first:3 * size + stop]
+    _activate(input_gate, False)
+    _activate(forget_gate, False)
+    _activate(candidate, True)
+    _activate(output_gate, False)
+    previous, c, h = cell_prev[first:stop], cell[first:stop], hidden[first:stop]
+    for j in range(stop - first):
+        value = forget_gate[j] * previous[j] + input_gate[j] * candidate[j]
+        c[j] = value
+        h[j] = output_gate[j] * tanh32(value)
+
+
+@numba.njit(error_model="numpy", inline="always")
+def _lstm_cell_backward_units(g, cell, cell_prev, hidden_total, grad_cell, grad_cell_prev, d, size, first, stop):
+    """Hidden units ``first`` to ``stop`` of one batch row of ``lstm_cell_backward``: from the gradient reaching the
+    step's hidden state (``hidden_total``) and its cell state (``grad_cell``), the gates' pre-activation gradients
+    into ``d`` (4H) and the previous cell state's into ``grad_cell_prev``, which may be ``hidden_total`` or
+    ``grad_cell`` (each element is read before it is written)."""
+    one = numpy.float32(1)
+    segment = slice(first, stop)
+    input_gate, forget_gate = g[first:stop], g[size + first:size + stop]
+    candidate, output_gate = g[2 * size + first:2 * size + stop], g[3 * size + first:3 * size + stop]
+    grad_input, grad_forget = d[first:stop], d[size + first:size + stop]
+    grad_candidate, grad_output_gate = d[2 * size + first:2 * size + stop], d[3 * size + first:3 * size + stop]
+    c, previous, totals = cell[segment], cell_prev[segment], hidden_total[segment]
+    cell_in, cell_out = grad_cell[segment], grad_cell_prev[segment]
+    for j in range(stop - first):
+        i, f, candidate_j, o = input_gate[j], forget_gate[j], candidate[j], output_gate[j]
+        tanh_cell = tanh32(c[j])
+        total = totals[j]
+        cell_total = cell_in[j] + total * o * (one - tanh_cell * tanh_cell)
+        cell_out[j] = cell_total * f
+        grad_input[j] = cell_total * candidate_j * i * (one - i)
+        grad_forget[j] = cell_total * previous[j] * f * (one - f)
+        grad_candidate[j] = cell_total * i * (one - candidate_j * candidate_j)
+        grad_output_gate[j] = total * tanh_cell * o * (one - o)
+
+
 @_one_core_kernel
 def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
     """One float32 LSTM time step of a batch: the gates ``sigmoid/tanh(projected + recurrent)`` ((B, 4H), PyTorch's
@@ -256,23 +302,13 @@ def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):
 
     A row at a time, in three short loops, each vectorized: the sum (``recurrent`` was just written by BLAS's
     threads, so its lines come from other cores' caches: read alone, 3x faster on 16 cores than beside six other
-    streams), the activations in place, the states. A loop over an offset range (``range(2 * H, 3 * H)``) was not
-    vectorized: each runs over a whole segment from 0."""
+    streams), the activations in place, the states."""
     size = cell.shape[1]
     for b in range(cell.shape[0]):
         z, r, g = projected[b], recurrent[b], gates[b]
         for k in range(g.size):
             g[k] = z[k] + r[k]
-        _activate(g[:2 * size], False)  # input and forget gates
-        _activate(g[2 * size:3 * size], True)
-        _activate(g[3 * size:], False)
-        input_gate, forget_gate, candidate, output_gate = g[:size], g[size:2 * size], g[2 * size:3 * size], \
-            g[3 * size:]
-        previous, c, h = cell_prev[b], cell[b], hidden[b]
-        for j in range(size):
-            value = forget_gate[j] * previous[j] + input_gate[j] * candidate[j]
-            c[j] = value
-            h[j] = output_gate[j] * tanh32(value)
+        _lstm_cell_units(g, cell_prev[b], cell[b], hidden[b], size, 0, size)
 
 
 @_one_core_kernel
@@ -283,27 +319,168 @@ def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_ce
     cell state (``grad_cell``). The hidden state's sum is taken first, alone (``grad_hidden`` was just written by
     BLAS's threads), into ``grad_cell_prev``, which then takes its own result."""
     size = cell.shape[1]
-    one = numpy.float32(1)
     for b in range(cell.shape[0]):
         hidden_in, output_in, total = grad_hidden[b], grad_output[b], grad_cell_prev[b]
         for j in range(size):
             total[j] = hidden_in[j] + output_in[j]
-        g, d = gates[b], grad_gates[b]
-        input_gate, forget_gate, candidate, output_gate = g[:size], g[size:2 * size], g[2 * size:3 * size], \
-            g[3 * size:]
-        grad_input, grad_forget, grad_candidate, grad_output_gate = d[:size], d[size:2 * size], \
-            d[2 * size:3 * size], d[3 * size:]
-        c, previous, cell_in = cell[b], cell_prev[b], grad_cell[b]
-        for j in range(size):
-            i, f, candidate_j, o = input_gate[j], forget_gate[j], candidate[j], output_gate[j]
-            tanh_cell = tanh32(c[j])
-            hidden_total = total[j]
-            cell_total = cell_in[j] + hidden_total * o * (one - tanh_cell * tanh_cell)
-            total[j] = cell_total * f
-            grad_input[j] = cell_total * candidate_j * i * (one - i)
-            grad_forget[j] = cell_total * previous[j] * f * (one - f)
-            grad_candidate[j] = cell_total * i * (one - candidate_j * candidate_j)
-            grad_output_gate[j] = hidden_total * tanh_cell * o * (one - o)
+        _lstm_cell_backward_units(gates[b], cell[b], cell_prev[b], total, grad_cell[b], total, grad_gates[b], size, 0,
+                                  size)
+
+
+# The whole LSTM recurrence in one call, as oneDNN's LSTM layer runs it (PyTorch's CPU LSTM): each thread owns a
+# slice of the hidden units, and computes, each step, its units' four gates for the whole batch (their rows of the
+# hidden-to-gates weight stay in its cache from step to step) and then their cells; a step's threads wait for each
+# other once (the next step needs every unit's hidden state). Each step is one parallel region, started from compiled
+# code; its threads spin briefly before they sleep (``GOMP_SPINCOUNT``, set in ``cpu_kernels``), so that the next
+# step's region finds them awake: 1 to 7 us a step, instead of the 40 us of waking sleeping threads. Through BLAS,
+# a step was a product on BLAS's threads and then a cell pass on one core.
+# The products are dot products, two rows of the batch with four weight rows at once (``_row_products``); their sums
+# are reassociated and their multiply-adds fused, as BLAS's are (``reassoc``, ``contract``). Written as
+# ``acc[j] += x * w[j]`` over the weight's columns instead, they stored their sums as they went: 1.5x to 1.8x slower
+# on the 16-core host's Xeon.
+_sequence_kernel = numba.njit(parallel=True, error_model="numpy", cache=True)
+
+
+# The products' blocking: the reduction runs over chunks of _CHUNK columns, and the rows of ``left`` go by tiles of
+# _TILE_BYTES of such chunks, so that a tile and four weight rows' chunks stay in a core's first-level cache while
+# every weight row of the slice meets every row of the tile (all the rows at once overflowed it from about 28 rows of
+# 256: 4x slower; whole rows of 2048 overflowed it with four weight rows alone).
+_CHUNK = 512
+_TILE_BYTES = 16384
+
+
+@numba.njit(error_model="numpy", inline="always")
+def _put(out, base, b, n, value, has_base, accumulate):
+    """``out[b, n]`` takes a sum: added to what it holds (a later chunk), or to ``base[b, n]``, or alone."""
+    if accumulate:
+        out[b, n] += value
+    elif has_base:
+        out[b, n] = base[b, n] + value
+    else:
+        out[b, n] = value
+
+
+@numba.njit(error_model="numpy", fastmath={"reassoc", "contract"})
+def _row_products(left, weight, first, stop, out, base, has_base):
+    """``out[b, n] = base[b, n] + left[b] @ weight[n]`` (``base`` counted only where ``has_base``) for every row ``b``
+    of ``left`` (B, K) and the weight rows ``n`` from ``first`` to ``stop`` of ``weight`` (N, K): four weight rows
+    and two rows of ``left`` at once (eight sums, each value read serving four or two), then what remains; blocked
+    as ``_CHUNK`` and ``_TILE_BYTES`` say."""
+    rows, columns = left.shape
+    quads_end = first + (stop - first) // 4 * 4
+    chunk = min(columns, _CHUNK)
+    tile = max(2, _TILE_BYTES // (8 * chunk) * 2)
+    zero = numpy.float32(0)
+    for chunk_start in range(0, columns, chunk):
+        chunk_stop = min(columns, chunk_start + chunk)
+        accumulate = chunk_start > 0
+        for tile_start in range(0, rows, tile):
+            tile_stop = min(rows, tile_start + tile)
+            pairs_end = tile_stop - (tile_stop - tile_start) % 2
+            for n in range(first, quads_end, 4):
+                w0, w1 = weight[n, chunk_start:chunk_stop], weight[n + 1, chunk_start:chunk_stop]
+                w2, w3 = weight[n + 2, chunk_start:chunk_stop], weight[n + 3, chunk_start:chunk_stop]
+                for b in range(tile_start, pairs_end, 2):
+                    x, y = left[b, chunk_start:chunk_stop], left[b + 1, chunk_start:chunk_stop]
+                    x0 = x1 = x2 = x3 = y0 = y1 = y2 = y3 = zero
+                    for k in range(x.size):
+                        xk, yk = x[k], y[k]
+                        v0, v1, v2, v3 = w0[k], w1[k], w2[k], w3[k]
+                        x0 += xk * v0
+                        x1 += xk * v1
+                        x2 += xk * v2
+                        x3 += xk * v3
+                        y0 += yk * v0
+                        y1 += yk * v1
+                        y2 += yk * v2
+                        y3 += yk * v3
+                    _put(out, base, b, n, x0, has_base, accumulate)
+                    _put(out, base, b, n + 1, x1, has_base, accumulate)
+                    _put(out, base, b, n + 2, x2, has_base, accumulate)
+                    _put(out, base, b, n + 3, x3, has_base, accumulate)
+                    _put(out, base, b + 1, n, y0, has_base, accumulate)
+                    _put(out, base, b + 1, n + 1, y1, has_base, accumulate)
+                    _put(out, base, b + 1, n + 2, y2, has_base, accumulate)
+                    _put(out, base, b + 1, n + 3, y3, has_base, accumulate)
+                for b in range(pairs_end, tile_stop):
+                    x = left[b, chunk_start:chunk_stop]
+                    x0 = x1 = x2 = x3 = zero
+                    for k in range(x.size):
+                        xk = x[k]
+                        x0 += xk * w0[k]
+                        x1 += xk * w1[k]
+                        x2 += xk * w2[k]
+                        x3 += xk * w3[k]
+                    _put(out, base, b, n, x0, has_base, accumulate)
+                    _put(out, base, b, n + 1, x1, has_base, accumulate)
+                    _put(out, base, b, n + 2, x2, has_base, accumulate)
+                    _put(out, base, b, n + 3, x3, has_base, accumulate)
+            for n in range(quads_end, stop):
+                w = weight[n, chunk_start:chunk_stop]
+                for b in range(tile_start, tile_stop):
+                    x = left[b, chunk_start:chunk_stop]
+                    total = zero
+                    for k in range(x.size):
+                        total += x[k] * w[k]
+                    _put(out, base, b, n, total, has_base, accumulate)
+
+
+@numba.njit(error_model="numpy", inline="always")
+def _time(position, steps, reverse):
+    """The time index of the layer's ``position``-th step."""
+    return steps - 1 - position if reverse else position
+
+
+@_sequence_kernel
+def lstm_forward_sequence(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse, slices):
+    """Every step of a float32 LSTM layer direction (``cpu_ops.lstm_forward_steps``' arrays), the hidden units in
+    ``slices`` parallel slices."""
+    steps, batch, width = projected.shape
+    size = width // 4
+    for position in range(steps):
+        t = _time(position, steps, reverse)
+        previous = _time(position - 1, steps, reverse)
+        hidden = first_hidden if position == 0 else outputs[previous]
+        cell_prev = first_cell if position == 0 else cells[previous]
+        projected_t, gates_t, cells_t, outputs_t = projected[t], gates[t], cells[t], outputs[t]
+        for part in prange(slices):
+            first, stop = part * size // slices, (part + 1) * size // slices
+            for gate in range(4):
+                _row_products(hidden, weight_hh, gate * size + first, gate * size + stop, gates_t, projected_t, True)
+            for b in range(batch):
+                _lstm_cell_units(gates_t[b], cell_prev[b], cells_t[b], outputs_t[b], size, first, stop)
+
+
+@_sequence_kernel
+def lstm_backward_sequence(gates, cells, first_cell, weight_hh_t, grad_outputs, grad_hidden, grad_cell, grad_gates,
+                           reverse, slices):
+    """The gradients of every step of ``lstm_forward_sequence``'s layer, last step first
+    (``cpu_ops.lstm_backward_steps``' arrays; ``weight_hh_t`` is the (H, 4H) transpose of the hidden-to-gates
+    weight, contiguous; ``grad_hidden`` and ``grad_cell`` come in holding the final states' gradients and leave
+    holding the first states'), the hidden units in ``slices`` parallel slices.
+
+    A thread's region ``position`` takes, for its units, the hidden state's gradient through step ``position``'s
+    gates (the product, which needs every unit's gate gradients: the previous region's) and then step
+    ``position - 1``'s cell gradients (which need only its own units' hidden-state gradients, just computed)."""
+    steps, batch, width = gates.shape
+    size = width // 4
+    for position in range(steps, -1, -1):
+        later = _time(position, steps, reverse)  # the step whose gate gradients the product takes
+        t = _time(position - 1, steps, reverse)  # the step whose cell gradients follow
+        cell_prev = first_cell if position <= 1 else cells[_time(position - 2, steps, reverse)]
+        for part in prange(slices):
+            first, stop = part * size // slices, (part + 1) * size // slices
+            if position < steps:
+                _row_products(grad_gates[later], weight_hh_t, first, stop, grad_hidden, grad_hidden, False)
+            if position > 0:
+                total = numpy.empty(size, numpy.float32)  # the units' hidden-state gradients, in their places
+                for b in range(batch):
+                    hidden_in, output_in, units = grad_hidden[b, first:stop], grad_outputs[t, b, first:stop], \
+                        total[first:stop]
+                    for j in range(stop - first):
+                        units[j] = hidden_in[j] + output_in[j]
+                    _lstm_cell_backward_units(gates[t, b], cells[t, b], cell_prev[b], total, grad_cell[b], grad_cell[b],
+                                              grad_gates[t, b], size, first, stop)
 
 
 def update_loop(element, array_count):

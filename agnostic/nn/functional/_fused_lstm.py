@@ -84,17 +84,25 @@ class LSTMLayer(Function):
             backend.ops.lstm_backward_steps(gates, cells, first_cell, xp.ascontiguousarray(weight_hh._data),
                                             grad_outputs, grad_state_hidden, grad_state_cell, spare, grad_gates,
                                             ctx.reverse)
-            previous = _previous_states(xp, outputs, first_hidden, ctx.reverse)
             flat_gates = grad_gates.reshape(steps * batch, 4 * size)
-            grad_input = backend.matmul(flat_gates, weight_ih._data).reshape(input.shape)
-            grad_weight_ih = backend.matmul(flat_gates.T, inputs)
-            grad_weight_hh = backend.matmul(flat_gates.T, previous.reshape(steps * batch, size))
-            grad_biases = [None, None]
-            if bias_ih is not None:  # copied here: CuPy copies onto the current device
+            # Only the gradients autograd asks for: a model's input (its data) mostly needs none, and its product is
+            # as large as the input-to-gates weight's.
+            needs_input, _, _, needs_weight_ih, needs_weight_hh, needs_bias_ih, needs_bias_hh = \
+                ctx.needs_input_grad[:7]
+            grads = [None] * 7
+            if needs_input:
+                grads[0] = wrap(backend.matmul(flat_gates, weight_ih._data).reshape(input.shape), device)
+            grads[1], grads[2] = wrap(grad_state_hidden, device), wrap(grad_state_cell, device)
+            if needs_weight_ih:
+                grads[3] = wrap(backend.matmul(flat_gates.T, inputs), device)
+            if needs_weight_hh:
+                previous = _previous_states(xp, outputs, first_hidden, ctx.reverse)
+                grads[4] = wrap(backend.matmul(flat_gates.T, previous.reshape(steps * batch, size)), device)
+            if needs_bias_ih or needs_bias_hh:
                 grad_bias = backend.ops.column_sums(flat_gates)
-                grad_biases = [wrap(grad_bias, device), wrap(grad_bias.copy(), device)]
-        grads = [wrap(grad_input, device), wrap(grad_state_hidden, device), wrap(grad_state_cell, device),
-                 wrap(grad_weight_ih, device), wrap(grad_weight_hh, device), *grad_biases]
+                # copied for the second: CuPy copies onto the current device
+                grads[5] = wrap(grad_bias, device) if needs_bias_ih else None
+                grads[6] = wrap(grad_bias.copy(), device) if needs_bias_hh else None
         return tuple(grads) + (None, None)
 
 
