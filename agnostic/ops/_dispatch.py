@@ -1,6 +1,10 @@
 """What every op's dispatch does: device checks, PyTorch's type promotion and result dtypes, broadcasting, the backend
 call, and writing a result into an existing tensor under PyTorch's in-place rules."""
 
+import os
+import sys
+import warnings
+
 import numpy
 
 from .. import _dtypes
@@ -205,6 +209,54 @@ def write_result(target, result, name):
     with target._device.backend.activate():
         target._device.backend.xp.copyto(target._data, result._data, casting="unsafe")
     return target
+
+
+# Warnings name the caller's line: the first frame outside agnostic (Python 3.12's ``skip_file_prefixes``; before,
+# the line that called the function that takes ``out=``).
+_USER_FRAME = {"skip_file_prefixes": (os.path.dirname(os.path.dirname(__file__)),)} if sys.version_info >= (3, 12) \
+    else {"stacklevel": 4}
+
+
+def write_out(out, result, name):
+    """A function's ``out=``, as PyTorch's: ``result`` (a tensor, or a tuple of them for ops with several outputs,
+    which then take a tuple of as many) written into ``out``, which is returned (the tuple as ``result``'s type). An
+    ``out`` of another shape is resized, with PyTorch's warning where it had elements; its dtype must take the
+    result's (no float into an integer tensor...), and its device must be the result's.
+
+        >>> buffer = agnostic.empty(2)
+        >>> agnostic.sum(agnostic.ones(2, 3), 1, out=buffer) is buffer, buffer
+        (True, tensor([3., 3.]))
+    """
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors, not "
+                            f"{type(out).__name__}")
+        for target, value in zip(out, result):
+            _write_one_out(target, value, name)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    _write_one_out(out, result, name)
+    return out
+
+
+def _write_one_out(out, result, name):
+    check_tensor(name, out, None, "out")
+    if result._device is not out._device:
+        raise RuntimeError(f"{name}(): Expected out tensor to have device {result._device}, but got {out._device} "
+                           "instead; pass an out tensor on the inputs' device")
+    if result.dtype.category > out.dtype.category:
+        raise RuntimeError(f"{name}(): result type {result.dtype.name} can't be cast to the desired output type "
+                           f"{out.dtype.name}; pass an out tensor of dtype {result.dtype.name}")
+    shape = result._data.shape
+    if out._data.shape != shape:
+        if out._data.size:
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                          "elements with t.resize_(0).", UserWarning, **_USER_FRAME)
+        out.resize_(shape)
+    with out._device.backend.activate():
+        out._device.backend.xp.copyto(out._data, result._data, casting="unsafe")
 
 
 def raise_broadcast_error(*arrays):

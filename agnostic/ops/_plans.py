@@ -17,7 +17,7 @@ from .._tensor import TensorBase, _check_broadcast_into, wrap
 from ..autograd import tracking
 from ._dispatch import (
     Result, as_operand, broadcasting, check_same_device, check_tensor, operand_array, raise_broadcast_error,
-    result_dtype, write_result,
+    result_dtype, write_out, write_result,
 )
 from ._tracing import Traced
 from .creation import as_tensor
@@ -192,7 +192,7 @@ def _direct_unary_plan(op, dtype):
         tensor = _new_tensor(plain)
         tensor._data = array
         tensor._device = device
-        return tensor if out is None else write_result(out, tensor, name)
+        return tensor if out is None else _written(out, tensor, input, name)
     return plan
 
 
@@ -282,7 +282,13 @@ def _direct_into(op, device, x, y, input, out):
             broadcasting(lambda a, b: op.backend_function(device)(a, b, out=a), (x, y))
         return out
     array = device.backend.run(broadcasting, op.backend_function(device), (x, y))
-    return write_result(out, wrap(array, device), op.name)
+    return _written(out, wrap(array, device), input, op.name)
+
+
+def _written(out, result, input, name):
+    """``result`` written into ``out``: by the in-place rule where ``out`` is the first operand (``x.add_(y)``, which
+    keeps ``x``'s shape), else as ``out=`` (``_dispatch.write_out``: resized to the result's shape)."""
+    return write_result(out, result, name) if out is input else write_out(out, result, name)
 
 
 def _fits(value, numpy_dtype):
@@ -314,7 +320,7 @@ def _compute(op, operands, out):
     if array.dtype != result.numpy_dtype:
         array = backend.run(array.astype, result.numpy_dtype)
     result_tensor = wrap(array, device)
-    return write_result(out, result_tensor, op.name) if out is not None else result_tensor
+    return _written(out, result_tensor, operands[0], op.name) if out is not None else result_tensor
 
 
 def _truth(array, device):

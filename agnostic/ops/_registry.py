@@ -20,7 +20,7 @@ from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
 from ._binding import Binding, variadic_by_name
-from ._dispatch import Result, result_dtype, write_result
+from ._dispatch import Result, result_dtype, write_out, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
 from ._plans import NOTHING_RECENT, binary_caller, forget, unary_caller
@@ -193,6 +193,9 @@ class Composite:
     needs a gradient records the out-of-place form (a copy, overwritten) and makes it the tensor's history, in which
     the tensor's old values get a zero gradient unless ``gradients`` says otherwise.
 
+    ``out``: ``agnostic.<name>`` takes PyTorch's keyword-only ``out=`` (a tensor, or a tuple of them for ops with
+    several outputs), written as ``_dispatch.write_out`` says; the forward never sees it.
+
     ``device_guard``: the forward runs with its first tensor's GPU current (PyTorch's device guard), so arrays it
     makes come out on that device. A forward that makes every array through its tensors' backends
     (``device.backend.run``, ``activate``) or through other ops needs none, and declares ``device_guard=False`` to
@@ -204,7 +207,7 @@ class Composite:
 
     def __init__(self, forward, *, gradients=None, shape_only=False, aliases=(), method=None, inplace=False,
                  name=None, node=None, is_view=False, public=True, as_property=False, operator=None,
-                 overwrites=False, namespace="agnostic", device_guard=True):
+                 overwrites=False, namespace="agnostic", device_guard=True, out=False):
         self.name = name or forward.__name__
         self.namespace = namespace
         self.doc = forward.__doc__
@@ -227,6 +230,9 @@ class Composite:
         self.function = _autocast.autocasting(self.name, function)
         self.method, self.grad_method = (_autocast.autocasting(self.name, m) if m else m
                                          for m in self._methods(method, overwrites))
+        self.takes_out = out
+        if out:  # the function's alone: PyTorch's methods take no out=
+            self.function = self._with_out(self.function)
         if as_property:
             self.method = property(self.method, doc=self.doc)
             self.grad_method = self.grad_method and property(self.grad_method, doc=self.doc)
@@ -289,6 +295,25 @@ class Composite:
             return tracking.record(node_name, self.backward, binding.values(args, kwargs), {}, output, view_of)
         function.__wrapped__ = self.forward
         return _named(function, self.name, self.doc, self.namespace)
+
+    def _with_out(self, function):
+        """``agnostic.<name>`` with PyTorch's keyword-only ``out=`` (``_dispatch.write_out``); Tensor's method
+        takes none, as PyTorch's."""
+        name = self.name
+        needs_grad = tracking.needs_grad
+
+        def with_out(*args, out=None, **kwargs):
+            if out is None:
+                return function(*args, **kwargs)
+            if needs_grad(args, kwargs) or needs_grad(out if isinstance(out, (tuple, list)) else (out,)):
+                raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                                   "differentiation, but one of the arguments requires grad.")
+            return write_out(out, function(*args, **kwargs), name)
+        parameters = list(self.signature.parameters.values())
+        last = len(parameters) - bool(parameters and parameters[-1].kind is inspect.Parameter.VAR_KEYWORD)
+        parameters.insert(last, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+        with_out.__signature__ = self.signature.replace(parameters=parameters)
+        return _named(with_out, name, self.doc, self.namespace)
 
     def _inplace(self):
         name = self.name + "_"

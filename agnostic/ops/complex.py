@@ -115,7 +115,7 @@ def _check_float_pair(name, first, second, names):
     return check_same_device(first, second)
 
 
-@composite(gradients={"real": lambda grad: grad.real, "imag": lambda grad: grad.imag})
+@composite(out=True, gradients={"real": lambda grad: grad.real, "imag": lambda grad: grad.imag})
 def complex(real, imag):
     """The complex tensor ``real + imag * 1j`` of two float32 (complex64) or float64 (complex128) tensors, which
     broadcast (``torch.complex``); infinities stay where they are, unlike in ``real + imag * 1j``.
@@ -135,7 +135,7 @@ def complex(real, imag):
     return wrap(result, device)
 
 
-@composite()
+@composite(out=True)
 def polar(abs, angle):
     """The complex tensor of magnitudes ``abs`` and angles ``angle`` (radians): ``abs * (cos(angle) + 1j *
     sin(angle))`` (``torch.polar``); both float32 or both float64.
@@ -194,7 +194,7 @@ def _complex_sign(xp, z):
     return z / xp.where(magnitude == 0, 1, magnitude).astype(z.dtype)  # z is 0 where its magnitude is
 
 
-@composite(inplace=True, gradients={"input": _sgn_gradient})
+@composite(out=True, inplace=True, gradients={"input": _sgn_gradient})
 def sgn(input):
     """The sign of each element: ``z / abs(z)`` for complex numbers (0 at 0), ``sign`` for real ones
     (``torch.sgn``).

@@ -644,7 +644,7 @@ def _where_method(self, condition, other):
     return where(condition, self, other)
 
 
-@composite(method=_where_method, gradients={
+@composite(out=True, method=_where_method, gradients={
     "input": lambda grad, condition: grad.masked_fill(~condition, 0.0),
     "other": lambda grad, condition: grad.masked_fill(condition, 0.0)})
 def where(condition, input=None, other=None):
@@ -715,7 +715,7 @@ def clamp(input, min=None, max=None, *, out=None):
 clip = clamp
 
 
-@composite(inplace=True, gradients={
+@composite(out=True, inplace=True, gradients={
     "input": lambda grad, weight: grad * (1 - weight),
     "end": lambda grad, weight: grad * weight,
     "weight": lambda grad, input, end: grad * (end - input)})
@@ -731,7 +731,7 @@ def lerp(input, end, weight):
     return add(input, mul(sub(end, input), weight))
 
 
-@composite(inplace=True, gradients={"input": lambda grad, input: grad * input.isfinite().to(grad.dtype)})
+@composite(out=True, inplace=True, gradients={"input": lambda grad, input: grad * input.isfinite().to(grad.dtype)})
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace NaN and infinities with finite numbers (the dtype's extremes by default).
 
@@ -1377,7 +1377,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 
 
-@composite()
+@composite(out=True)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """True where an element of ``elements`` is among ``test_elements`` (either may be a number), as a bool tensor
     of ``elements``' shape (``torch.isin``); ``invert`` gives the opposite.

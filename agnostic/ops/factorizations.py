@@ -29,7 +29,7 @@ def _geqrf_not_differentiable(grad, input):
     raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
-@composite(gradients={"input": _geqrf_not_differentiable})
+@composite(out=True, gradients={"input": _geqrf_not_differentiable})
 def geqrf(input):
     """``(a, tau)``: the QR factorization of each matrix of ``input`` in LAPACK's packed form (``geqrf``), as
     ``torch.geqrf``: R on and above the diagonal of ``a``, the Householder vectors below it (their leading 1 left
@@ -97,7 +97,7 @@ def _check_ormqr(input, tau, other, left):
                                f"{_torch_name(value.dtype)}; convert one with .to()")
 
 
-@composite()
+@composite(out=True)
 def ormqr(input, tau, other, left=True, transpose=False):
     """``op(Q) @ other`` (``left``; else ``other @ op(Q)``), where Q is the product of the Householder reflectors
     in ``geqrf``'s packed form ``(input, tau)`` and ``op`` is the conjugate transpose when ``transpose``, as

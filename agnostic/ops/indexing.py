@@ -247,7 +247,7 @@ def _check_index_tensor(name, input, dim, index):
     return dim
 
 
-@composite(shape_only=True, gradients={
+@composite(out=True, shape_only=True, gradients={
     "input": lambda grad, input, dim, index: zeros_like(input, dtype=grad.dtype).scatter_add(dim, index, grad)})
 def gather(input, dim, index):
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims).
@@ -270,7 +270,8 @@ def _unwritten(grad, dim, index, reduce):
     return grad.scatter(dim, index, 0.0)
 
 
-@composite(shape_only=True, gradients={"input": _unwritten, "src": lambda grad, dim, index: grad.gather(dim, index)})
+@composite(out=True, shape_only=True,
+           gradients={"input": _unwritten, "src": lambda grad, dim, index: grad.gather(dim, index)})
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of ``input`` with ``src`` (a tensor or scalar) written at ``index`` along ``dim``.
 
@@ -314,7 +315,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     return self
 
 
-@composite(shape_only=True, gradients={"input": passes_through,
+@composite(out=True, shape_only=True, gradients={"input": passes_through,
                                        "src": lambda grad, dim, index: grad.gather(dim, index)})
 def scatter_add(input, dim, index, src):
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate).
@@ -337,7 +338,7 @@ def scatter_add_(self, dim, index, src):
 
 
 
-@composite(shape_only=True, gradients={"input": lambda grad, input, dim, index: zeros_like(
+@composite(out=True, shape_only=True, gradients={"input": lambda grad, input, dim, index: zeros_like(
     input, dtype=grad.dtype).index_add(dim, index.reshape(-1), grad)})
 def index_select(input, dim, index):
     """The entries of ``input`` at the 1-D ``index`` along ``dim`` (a copy).
@@ -400,7 +401,7 @@ def _masked_select_gradient(grad, input, mask):
     return gradient
 
 
-@composite(shape_only=True, gradients={"input": _masked_select_gradient})
+@composite(out=True, shape_only=True, gradients={"input": _masked_select_gradient})
 def masked_select(input, mask):
     """The elements of ``input`` where ``mask`` is true, as a 1-D tensor.
 
@@ -414,7 +415,7 @@ def masked_select(input, mask):
         return wrap(data[select], input._device)
 
 
-@composite()
+@composite(out=True)
 def nonzero(input, *, as_tuple=False):
     """Indices of nonzero elements: an ``(n, ndim)`` int64 tensor, or a tuple of 1-D tensors with ``as_tuple``.
 
@@ -444,7 +445,7 @@ def argwhere(input):
     return nonzero(input)
 
 
-@composite(shape_only=True, gradients={"input": lambda grad, input, index: _accumulated_at(
+@composite(out=True, shape_only=True, gradients={"input": lambda grad, input, index: _accumulated_at(
     zeros(input.numel(), dtype=grad.dtype, device=grad.device), index.reshape(-1), grad.reshape(-1)
 ).reshape(input.shape)})
 def take(input, index):
@@ -459,7 +460,7 @@ def take(input, index):
     return wrap(input._device.backend.run(xp.take, input._data.reshape(-1), index._data), input._device)
 
 
-@composite(shape_only=True, gradients={
+@composite(out=True, shape_only=True, gradients={
     "input": passes_through, "source": lambda grad, dim, index, alpha: grad.index_select(dim, index) * alpha})
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats accumulate).
@@ -557,7 +558,7 @@ def _scatter_reduce_gradients(grad, input, dim, index, src, reduce, include_self
     return grad_input, _padded_to(grad_src, src)
 
 
-@composite(gradients={
+@composite(out=True, gradients={
     "input": lambda grad, input, dim, index, src, reduce, include_self, result: _scatter_reduce_gradients(
         grad, input, dim, index, src, reduce, include_self, result)[0],
     "src": lambda grad, input, dim, index, src, reduce, include_self, result: _scatter_reduce_gradients(
@@ -665,7 +666,7 @@ def _along(ndim, axis, positions):
     return (slice(None),) * axis + (positions,) if ndim else (Ellipsis,)
 
 
-@composite(gradients={"input": lambda grad, dim, index: grad.index_fill(dim, index, 0),
+@composite(out=True, gradients={"input": lambda grad, dim, index: grad.index_fill(dim, index, 0),
                       "source": lambda grad, source, dim, index: grad.index_select(dim, index.reshape(-1)).reshape(
                           source.shape) if grad.ndim else grad.reshape(source.shape)})
 def index_copy(input, dim, index, source):
@@ -851,7 +852,7 @@ def masked_scatter_(self, mask, source):
     return self
 
 
-@composite()
+@composite(out=True)
 def take_along_dim(input, indices, dim=None):
     """The values of ``input`` at ``indices`` along ``dim`` (the two broadcast in the other dimensions), as the
     indices ``argmax``/``argsort`` give; without ``dim``, of the flattened tensor.

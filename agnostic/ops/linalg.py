@@ -62,7 +62,7 @@ def _right_gradient(grad, input, other):
     return gradient.squeeze(-1) if other.ndim == 1 else gradient
 
 
-@composite(operator="matmul", gradients={"input": _left_gradient, "other": _right_gradient})
+@composite(out=True, operator="matmul", gradients={"input": _left_gradient, "other": _right_gradient})
 def matmul(input, other):
     """Matrix product with NumPy/PyTorch broadcasting of batch dimensions (``@``).
 
@@ -99,7 +99,7 @@ def matmul_arrays(device, a, b):
     return device.backend.matmul(a, b)
 
 
-@composite(gradients={"input": lambda grad, input, mat2: _left_gradient(grad, input, mat2),
+@composite(out=True, gradients={"input": lambda grad, input, mat2: _left_gradient(grad, input, mat2),
                       "mat2": lambda grad, input, mat2: _right_gradient(grad, input, mat2)})
 def mm(input, mat2):
     """Product of two matrices (2-D only).
@@ -112,7 +112,7 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
-@composite(gradients={"input": lambda grad, input, mat2: _left_gradient(grad, input, mat2),
+@composite(out=True, gradients={"input": lambda grad, input, mat2: _left_gradient(grad, input, mat2),
                       "mat2": lambda grad, input, mat2: _right_gradient(grad, input, mat2)})
 def bmm(input, mat2):
     """Batched product of 3-D tensors of equal batch size.
@@ -127,7 +127,7 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
-@composite(gradients={"input": lambda grad, input, vec: _left_gradient(grad, input, vec),
+@composite(out=True, gradients={"input": lambda grad, input, vec: _left_gradient(grad, input, vec),
                       "vec": lambda grad, input, vec: _right_gradient(grad, input, vec)})
 def mv(input, vec):
     """Matrix-vector product.
@@ -140,7 +140,7 @@ def mv(input, vec):
     return matmul(input, vec)
 
 
-@composite(gradients={"input": _left_gradient, "other": _right_gradient})
+@composite(out=True, gradients={"input": _left_gradient, "other": _right_gradient})
 def dot(input, other):
     """Inner product of two 1-D tensors of the same size.
 
@@ -168,7 +168,7 @@ def _inner_other_gradient(grad, input, other):
     return matmul(rows.mT, conj(input.reshape(-1, input.shape[-1]))).reshape(other.shape)
 
 
-@composite(gradients={"input": _inner_gradient, "other": _inner_other_gradient})
+@composite(out=True, gradients={"input": _inner_gradient, "other": _inner_other_gradient})
 def inner(input, other):
     """Sum of products over the last dimension: shape ``input.shape[:-1] + other.shape[:-1]``; a 0-dim operand
     multiplies, as ``torch.inner``.
@@ -190,7 +190,7 @@ def inner(input, other):
     return wrap(product.reshape(lead_a + lead_b), device)
 
 
-@composite(aliases=("ger",), gradients={"input": lambda grad, vec2: matmul(grad, conj(vec2)),
+@composite(out=True, aliases=("ger",), gradients={"input": lambda grad, vec2: matmul(grad, conj(vec2)),
                                          "vec2": lambda grad, input: matmul(grad.mT, conj(input))})
 def outer(input, vec2):
     """Outer product of two 1-D tensors (alias ``ger``).
@@ -374,7 +374,7 @@ def _input_times_beta(grad, beta):
     return _times(grad, beta)
 
 
-@composite(inplace=True, gradients={"input": _input_times_beta,
+@composite(out=True, inplace=True, gradients={"input": _input_times_beta,
                       "mat1": lambda grad, mat1, mat2, alpha: _times(_left_gradient(grad, mat1, mat2), alpha),
                       "mat2": lambda grad, mat1, mat2, alpha: _times(_right_gradient(grad, mat1, mat2), alpha)})
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -389,7 +389,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _scaled_sum("addmm", input, matmul(mat1, mat2), beta, alpha)
 
 
-@composite(inplace=True, gradients={"input": _input_times_beta,
+@composite(out=True, inplace=True, gradients={"input": _input_times_beta,
                       "mat": lambda grad, mat, vec, alpha: _times(_left_gradient(grad, mat, vec), alpha),
                       "vec": lambda grad, mat, vec, alpha: _times(_right_gradient(grad, mat, vec), alpha)})
 def addmv(input, mat, vec, *, beta=1, alpha=1):
@@ -411,7 +411,7 @@ def _check_batches(name, first, second):
                            f"and {second.shape[0]}")
 
 
-@composite(inplace=True, gradients={
+@composite(out=True, inplace=True, gradients={
     "input": _input_times_beta,
     "batch1": lambda grad, batch1, batch2, alpha: _times(_left_gradient(grad, batch1, batch2), alpha),
     "batch2": lambda grad, batch1, batch2, alpha: _times(_right_gradient(grad, batch1, batch2), alpha)})
@@ -431,7 +431,7 @@ def _addbmm_gradient(grad, batch1, batch2, alpha, left):
     return _times(gradient, alpha)
 
 
-@composite(inplace=True, gradients={
+@composite(out=True, inplace=True, gradients={
     "input": _input_times_beta,
     "batch1": lambda grad, batch1, batch2, alpha: _addbmm_gradient(grad, batch1, batch2, alpha, True),
     "batch2": lambda grad, batch1, batch2, alpha: _addbmm_gradient(grad, batch1, batch2, alpha, False)})
@@ -453,7 +453,7 @@ def _no_float_scale_of_integers(dtype, beta, alpha):
                                    f"number; pass an int, or convert the tensors with .float()")
 
 
-@composite(inplace=True)
+@composite(out=True, inplace=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)``, ``input`` broadcast to the ``(n, m)`` result, dtypes promoted;
     ``beta=0`` ignores the input, NaN included (``torch.addr``; for bool tensors, ``and``/``or``).
@@ -523,7 +523,7 @@ def _contracted_dims(dims, a, b):
     return [_normalize_dim(d, a.ndim) for d in dims_a], [_normalize_dim(d, b.ndim) for d in dims_b]
 
 
-@composite(method=False)
+@composite(out=True, method=False)
 def tensordot(a, b, dims=2):
     """Sum of products over the dimensions ``dims`` names: an int ``n`` (the last ``n`` of ``a`` with the first
     ``n`` of ``b``) or a pair of lists; the free dimensions of ``a`` then those of ``b`` remain.
@@ -547,7 +547,7 @@ def tensordot(a, b, dims=2):
     return matmul(left, right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
-@composite()
+@composite(out=True)
 def kron(input, other):
     """Kronecker product: blocks ``input[i] * other``, in a tensor of shape ``input.shape * other.shape`` (the
     shorter shape padded with ones on the left; dtypes promote).
@@ -570,7 +570,7 @@ _CROSS_DIM_WARNING = ("Using torch.cross without specifying the dim arg is depre
                       "with that of linalg.cross in a future release.")
 
 
-@composite()
+@composite(out=True)
 def cross(input, other, dim=None):
     """Cross product of 3-vectors along ``dim`` (``input`` and ``other`` broadcast). Without ``dim``, PyTorch's
     deprecated default: the first dimension of ``input`` of size 3, with a warning (``linalg.cross`` takes -1).
@@ -726,7 +726,7 @@ def logdet(input):
     return logabsdet.where(sign >= 0, math.nan)
 
 
-@composite()
+@composite(out=True)
 def inverse(input):
     """Inverse of a square matrix or a batch of them (``linalg.inv``): a RuntimeError for a singular one.
 
@@ -749,7 +749,7 @@ def pinverse(input, rcond=1e-15):
     return _linalg("pinv")(input, rtol=rcond)
 
 
-@composite()
+@composite(out=True)
 def matrix_power(input, n):
     """``input`` to the integer power ``n`` (``n < 0``: of its inverse; 0: the identity), as ``linalg.matrix_power``.
 
@@ -776,7 +776,7 @@ def _cholesky_factor(input2, upper):
     return conj(input2).mT.matmul(input2) if upper else input2.matmul(conj(input2).mT)
 
 
-@composite()
+@composite(out=True)
 def cholesky_solve(input, input2, upper=False):
     """Solution ``X`` of ``A X = input`` where ``input2`` is ``A``'s Cholesky factor (lower, or upper with
     ``upper=True``), batches broadcasting.
@@ -791,7 +791,7 @@ def cholesky_solve(input, input2, upper=False):
     return _linalg("solve")(_cholesky_factor(input2, upper), input)
 
 
-@composite()
+@composite(out=True)
 def cholesky_inverse(input, upper=False):
     """Inverse of ``A`` from its Cholesky factor ``input`` (lower, or upper with ``upper=True``).
 
@@ -802,7 +802,7 @@ def cholesky_inverse(input, upper=False):
     return _linalg("inv")(_cholesky_factor(input, upper))
 
 
-@composite()
+@composite(out=True)
 def svd(input, some=True, compute_uv=True):
     """Singular value decomposition in ``torch.svd``'s older form: ``(U, S, V)`` with ``input = U diag(S) V^H``
     (``V``, not ``Vh``); ``some=True`` gives the reduced ``U`` and ``V``, and ``compute_uv=False`` zero-filled ones
@@ -843,7 +843,7 @@ def _permutation_rows(pivots, rows):
     return pivots._device.backend.run(exchanges, pivots._data)
 
 
-@composite(method=False)
+@composite(out=True, method=False)
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """``(P, L, U)`` from ``linalg.lu_factor``'s packed ``LU_data`` (..., m, n) and int32 ``LU_pivots``, as
     ``torch.lu_unpack``: ``P`` (m x m) a permutation matrix, ``L`` (m x k) unit lower triangular, ``U`` (k x n)
@@ -894,7 +894,7 @@ def lu(A, pivot=True, get_infos=False):
     return lu_with_info_result(LU, pivots, info) if get_infos else lu_result(LU, pivots)
 
 
-@composite()
+@composite(out=True)
 def lu_solve(input, LU_data, LU_pivots):
     """The solution ``X`` of ``A X = input`` from ``A``'s ``LU_data`` and ``LU_pivots`` (``linalg.lu_factor``'s):
     the deprecated ``torch.lu_solve`` (``linalg.lu_solve(LU_data, LU_pivots, input)``).
@@ -910,7 +910,7 @@ triangular_solve_result = return_type("triangular_solve", ["solution", "cloned_c
 qr_result = return_type("qr", ["Q", "R"])
 
 
-@composite()
+@composite(out=True)
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     """``(solution, cloned_coefficient)``: the solution ``X`` of ``A X = input`` (``A^T X = input`` with
     ``transpose``) for triangular ``A``, and a copy of ``A``; the deprecated ``torch.triangular_solve`` (it warns:

@@ -636,7 +636,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         return _fill_with(self, uniform < (probability if isinstance(p, TensorBase) else uniform.dtype.type(p)))
 
 
-@composite()
+@composite(out=True)
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Indices drawn from the categories weighted by each row of ``input`` (1-D or 2-D, non-negative weights, not
     necessarily summing to one), ``num_samples`` per row, as int64 (``torch.multinomial``).

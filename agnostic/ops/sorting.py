@@ -74,7 +74,7 @@ def _scattered_back(grad, input, dim, indices):
 
 
 # ----- sort, argsort, msort ---------------------------------------------------------------------------------------
-@composite(gradients={"input": lambda grad, input, dim, result: _scattered_back(grad, input, dim, result[1])})
+@composite(out=True, gradients={"input": lambda grad, input, dim, result: _scattered_back(grad, input, dim, result[1])})
 def sort(input, dim=-1, descending=False, stable=False):
     """Values sorted along ``dim`` with the indices they came from, as ``(values, indices)``; NaN sorts last (first
     when ``descending``). The sort is always stable: equal values keep their order.
@@ -120,7 +120,7 @@ def msort(input):
 
 
 # ----- topk, kthvalue ---------------------------------------------------------------------------------------------
-@composite(gradients={"input": lambda grad, input, dim, result: _scattered_back(grad, input, dim, result[1])})
+@composite(out=True, gradients={"input": lambda grad, input, dim, result: _scattered_back(grad, input, dim, result[1])})
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (``largest=False``: smallest) values along ``dim`` with their indices, as
     ``(values, indices)``, largest first (smallest first); NaN counts as larger than any number. Among equal values
@@ -155,7 +155,7 @@ def _kthvalue_gradient(grad, input, dim, keepdim, result):
     return zeros_like(input, dtype=grad.dtype).scatter(axis, indices, grad)
 
 
-@composite(gradients={"input": _kthvalue_gradient})
+@composite(out=True, gradients={"input": _kthvalue_gradient})
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest value (counting from 1) along ``dim`` and its index, as ``(values, indices)``; NaN
     counts as larger than any number; among equal values, the first in a stable sort.
@@ -444,7 +444,7 @@ def _search(sorted_sequence, input, out_int32, right, sorter):
     return finish(positions, _dtypes.int32 if out_int32 else _dtypes.int64, device)
 
 
-@composite(method=False)
+@composite(out=True, method=False)
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Where each value of ``input`` would go in ``sorted_sequence`` (sorted along its last dimension) to keep it
     sorted: the first such index, or the last with ``right=True`` / ``side="right"``. A sequence of several
@@ -459,7 +459,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _search(sorted_sequence, input, out_int32, right, sorter)
 
 
-@composite(method=False)
+@composite(out=True, method=False)
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value of ``input`` among the 1-D sorted ``boundaries``: ``i`` such that
     ``boundaries[i-1] < x <= boundaries[i]`` (``boundaries[i-1] <= x < boundaries[i]`` with ``right=True``).

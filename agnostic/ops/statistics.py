@@ -88,7 +88,7 @@ def _without_nans(name, input):
     return where(isnan(input), 0, input)
 
 
-@composite()
+@composite(out=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` treating NaN as zero; integer and bool inputs sum as int64.
 
@@ -98,7 +98,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return sum(_without_nans("nansum", input), dim, keepdim, dtype=dtype)
 
 
-@composite()
+@composite(out=True)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim`` of the elements that are not NaN (NaN where all are).
 
@@ -113,7 +113,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / present
 
 
-@composite()
+@composite(out=True)
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (all elements by default) in one call, as a named tuple.
 
@@ -213,7 +213,7 @@ def _order_statistic_gradient(grad, input, dim, keepdim, result):
     return _to_chosen(grad, input, dim, keepdim, result[1])
 
 
-@composite(gradients={"input": _order_statistic_gradient})
+@composite(out=True, gradients={"input": _order_statistic_gradient})
 def median(input, dim=None, keepdim=False):
     """The lower median of all elements (a 0-dim tensor; NaN if any is NaN); with ``dim``, ``(values, indices)``
     along it.
@@ -230,7 +230,7 @@ def median(input, dim=None, keepdim=False):
     return median_result(*_pick_sorted("median", input, dim, keepdim, _lower_middle))
 
 
-@composite(gradients={"input": _order_statistic_gradient})
+@composite(out=True, gradients={"input": _order_statistic_gradient})
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaNs: the lower median of the elements that are numbers (NaN where none is).
 
@@ -244,7 +244,7 @@ def nanmedian(input, dim=None, keepdim=False):
     return nanmedian_result(*_pick_sorted("nanmedian", input, dim, keepdim, _lower_middle_of_numbers))
 
 
-@composite(gradients={"input": lambda grad, input, dim, keepdim, result: _to_chosen(grad, input, dim, keepdim,
+@composite(out=True, gradients={"input": lambda grad, input, dim, keepdim, result: _to_chosen(grad, input, dim, keepdim,
                                                                                      result[1])})
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (the smallest of several) and the index of its last occurrence.
@@ -353,7 +353,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return values[0] if scalar_q else values
 
 
-@composite()
+@composite(out=True)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-th quantiles (a float, or a 0-D or 1-D tensor of them, in [0, 1]) along ``dim`` (of all elements
     by default), interpolated as ``interpolation`` says: linear, lower, higher, midpoint or nearest. A 1-D ``q``
@@ -367,7 +367,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
-@composite()
+@composite(out=True)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` ignoring NaNs: the quantiles of each row's numbers (NaN where a row has none).
 
@@ -425,7 +425,7 @@ def _to_running_choices(grad, input, dim, result):
     return zeros_like(input, dtype=grad.dtype).scatter_add(dim % input.ndim, result[1], grad)
 
 
-@composite(gradients={"input": _to_running_choices})
+@composite(out=True, gradients={"input": _to_running_choices})
 def cummax(input, dim):
     """Running maximum along ``dim`` and where it was found (the latest index among equal values; a NaN, once
     seen, stays).
@@ -436,7 +436,7 @@ def cummax(input, dim):
     return _running_extreme("cummax", cummax_result, _later_if_not_smaller, input, dim)
 
 
-@composite(gradients={"input": _to_running_choices})
+@composite(out=True, gradients={"input": _to_running_choices})
 def cummin(input, dim):
     """Running minimum along ``dim`` and where it was found (the latest index among equal values; a NaN, once
     seen, stays).
@@ -465,7 +465,7 @@ def _logcumsumexp_gradient(grad, input, dim, result):
         (reverse_logcumsumexp(negative - result) + input).exp()
 
 
-@composite(gradients={"input": _logcumsumexp_gradient})
+@composite(out=True, gradients={"input": _logcumsumexp_gradient})
 def logcumsumexp(input, dim):
     """Running ``log(sum(exp(x)))`` along ``dim`` of a floating point tensor, computed stably.
 
@@ -494,7 +494,7 @@ def logcumsumexp(input, dim):
 
 
 # ----- histograms: histc, bincount --------------------------------------------------------------------------------
-@composite()
+@composite(out=True)
 def histc(input, bins=100, min=0, max=0):
     """Counts of ``input``'s elements in ``bins`` equal bins over [``min``, ``max``] (the elements' own range when
     both are 0); elements outside are left out, ``max`` counts in the last bin. Same dtype as ``input``.
@@ -578,7 +578,7 @@ def bincount(input, weights=None, minlength=0):
 histogram_result = _return_type("histogram", ("hist", "bin_edges"))
 
 
-@composite()
+@composite(out=True)
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """Counts (or summed ``weight``) of ``input``'s elements per bin, and the bins' edges (``torch.histogram``):
     ``bins`` equal bins over ``range`` (the elements' own range by default), or a 1-D tensor of increasing edges.
