@@ -341,18 +341,41 @@ def _update_arrays(update, scalars, flags, dtype, seed):
     return [None if unused.get(name) else array for name, array in zip(update.lists, arrays)]
 
 
+@pytest.mark.parametrize("everyone", [False, True], ids=["calling-thread", "all-threads"])
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("update, scalars, flags", _CASES, ids=lambda value: getattr(value, "name", ""))
-def test_numbas_loop_equals_the_whole_array_update_bit_for_bit(update, scalars, flags, dtype):
+def test_numbas_loop_equals_the_whole_array_update_bit_for_bit(update, scalars, flags, dtype, everyone, monkeypatch):
+    """On the calling thread alone (below the parallel threshold) and on all threads, the loop gives NumPy's
+    whole-array update bit for bit, and leaves the kernels' thread count as it was."""
+    monkeypatch.setattr(cpu_kernels, "_parallel_update", lambda threads: 0 if everyone else float("inf"))
+    threads = numba.get_num_threads()
     arrays = _update_arrays(update, scalars, flags, dtype, seed=len(scalars) + sum(flags.values()))
     typed_scalars = tuple(dtype(scalars[name]) for name in update.scalars)
     typed_flags = tuple(flags[name] for name in update.flags)
     by_numpy = tuple(None if a is None else a.copy() for a in arrays)
     update.element(..., *by_numpy, typed_scalars, typed_flags)
     assert cpu_kernels.update(update.element, arrays, typed_scalars, typed_flags)
+    assert numba.get_num_threads() == threads
     for ours, theirs in zip(arrays, by_numpy):
         if ours is not None:
             numpy.testing.assert_array_equal(ours, theirs)
+
+
+def test_updates_take_every_thread_from_a_size_that_falls_with_the_thread_count(monkeypatch):
+    """From MIN_UPDATE_BYTES an update is one compiled pass; on the calling thread alone up to 4 MiB on 2 threads,
+    1 MiB on 4, MIN_FUSED_BYTES on 8 or more (one thread: always alone)."""
+    assert [cpu_kernels._parallel_update(threads) for threads in (1, 2, 4, 8, 16)] == \
+        [float("inf"), 4 << 20, 1 << 20, cpu_kernels.MIN_FUSED_BYTES, cpu_kernels.MIN_FUSED_BYTES]
+    kernels = cpu_kernels._loaded()
+    asked = []
+    monkeypatch.setattr(cpu_kernels, "_loops", {_fused.SGD.element: lambda *args: asked.append(args[-1])})
+    monkeypatch.setattr(kernels.numba, "get_num_threads", lambda: 2)
+    scalars, flags = (numpy.float32(0.1),) * 4, (0, 0, 0)
+    for count in (cpu_kernels.MIN_UPDATE_BYTES // 4 - 1, cpu_kernels.MIN_UPDATE_BYTES // 4, (4 << 20) // 4 - 1,
+                  (4 << 20) // 4):
+        done = cpu_kernels.update(_fused.SGD.element, [numpy.zeros(count, numpy.float32)] * 3, scalars, flags)
+        asked.append(done)
+    assert asked == [False, 1, True, 1, True, 2, True]
 
 
 def test_an_update_the_kernel_cannot_take_is_left_to_numpy():
