@@ -2,10 +2,11 @@
 
 NumPy's ufuncs run on one core. For large float32/float64 arrays, the functions here run numba-compiled kernels
 (``numba_kernels``) on all cores, in one pass over memory: ReLU and its gradient, ``+ - * /`` of two arrays, a
-linear layer's bias add, the optimizers' updates, and softmax and layer_norm over rows (with their gradients). A
-float32 LSTM layer's steps, forward and backward, run in one kernel each, every thread owning a slice of the hidden
-units, as oneDNN's LSTM does (where the weight is too large for that, each step's BLAS product is followed by a cell
-pass in one vectorized loop on the calling thread). Each returns its result (True for work done in place), or
+linear layer's bias add, the optimizers' updates (on the calling thread alone below a size that grows as the cores
+are fewer), and softmax and layer_norm over rows (with their gradients). A float32 LSTM layer's steps, forward and
+backward, run in one kernel each, every thread owning a slice of the hidden units, as oneDNN's LSTM does (where the
+weight is too large for that, each step's BLAS product is followed by a cell pass in one vectorized loop on the
+calling thread). Each returns its result (True for work done in place), or
 None (False for in-place work) when it doesn't apply (numba missing, an array too small to gain from threads, not
 C-contiguous, another dtype): the caller then computes the same values with NumPy. The elementwise kernels' results
 are identical to NumPy's (``numba_kernels`` says why); the row kernels' statistics are summed in float64, so they
@@ -48,7 +49,8 @@ MIN_FUSED_BYTES = 1 << 18
 # VM, 784 x 256 float32: SGD 30 us on one thread, 79 on both, 111 in NumPy; Adam 44, 97 and 308 us; from 4 MiB both
 # threads gain.
 MIN_UPDATE_BYTES = 1 << 16
-_PARALLEL_UPDATE_BYTES = {1: float("inf"), 2: 4 << 20, 3: 2 << 20, 4: 1 << 20}  # threads -> bytes; MIN_FUSED_BYTES
+# threads -> bytes from which an update takes them all (other thread counts: MIN_FUSED_BYTES)
+_PARALLEL_UPDATE_BYTES = {1: float("inf"), 2: 4 << 20, 3: 2 << 20, 4: 1 << 20}
 # A stack of matrices, each of at most MAX_BATCHED_PRODUCT multiply-adds (larger ones keep BLAS's threads busy on
 # their own), shares them among the threads from MIN_BATCHED_PRODUCTS multiply-adds in all.
 MAX_BATCHED_PRODUCT = 1 << 18
