@@ -275,13 +275,12 @@ def _lstm_cell_backward_units(g, cell, cell_prev, hidden_total, grad_cell, grad_
     into ``d`` (4H) and the previous cell state's into ``grad_cell_prev``, which may be ``hidden_total`` or
     ``grad_cell`` (each element is read before it is written)."""
     one = numpy.float32(1)
-    segment = slice(first, stop)
     input_gate, forget_gate = g[first:stop], g[size + first:size + stop]
     candidate, output_gate = g[2 * size + first:2 * size + stop], g[3 * size + first:3 * size + stop]
     grad_input, grad_forget = d[first:stop], d[size + first:size + stop]
     grad_candidate, grad_output_gate = d[2 * size + first:2 * size + stop], d[3 * size + first:3 * size + stop]
-    c, previous, totals = cell[segment], cell_prev[segment], hidden_total[segment]
-    cell_in, cell_out = grad_cell[segment], grad_cell_prev[segment]
+    c, previous, totals = cell[first:stop], cell_prev[first:stop], hidden_total[first:stop]
+    cell_in, cell_out = grad_cell[first:stop], grad_cell_prev[first:stop]
     for j in range(stop - first):
         i, f, candidate_j, o = input_gate[j], forget_gate[j], candidate[j], output_gate[j]
         tanh_cell = tanh32(c[j])
