@@ -168,20 +168,74 @@ def test_an_out_of_another_shape_is_resized_with_pytorchs_warning(device):
         result = agnostic.sum(x, 1, out=out)
     assert result is out and out.shape == (3,)
     numpy.testing.assert_allclose(out.cpu().numpy(), x.cpu().numpy().sum(1))
-    values, indices = agnostic.zeros(2, 2, device=device), agnostic.zeros(2, 2, dtype=agnostic.int64, device=device)
+    values = agnostic.zeros(2, 2, dtype=agnostic.float64, device=device)
+    indices = agnostic.zeros(2, 2, dtype=agnostic.int64, device=device)
     with pytest.warns(UserWarning, match="was resized"):
         agnostic.sort(x, 1, out=(values, indices))
     assert values.shape == indices.shape == (3, 4)
 
 
-def test_out_keeps_its_dtype_where_the_result_casts_to_it(device):
+def test_out_keeps_its_dtype_where_the_op_casts_into_it(device):
+    x = _matrix(agnostic, device, 3, 4)
     out = agnostic.empty(3, dtype=agnostic.float32, device=device)
-    agnostic.sum(_matrix(agnostic, device, 3, 4), 1, out=out)
+    agnostic.sum(x, 1, out=out)
     assert out.dtype == agnostic.float32
-    ints = agnostic.empty(3, dtype=agnostic.float64, device=device)
-    agnostic.argmax(_matrix(agnostic, device, 3, 4), 1, out=ints)
-    assert ints.dtype == agnostic.float64 and ints.cpu().numpy().tolist() == \
-        _matrix(agnostic, "cpu", 3, 4).numpy().argmax(1).tolist()
+    numpy.testing.assert_allclose(out.cpu().numpy(), x.cpu().numpy().sum(1).astype(numpy.float32))
+    complex_out = agnostic.empty(0, dtype=agnostic.complex64, device=device)
+    agnostic.cat([x, x], out=complex_out)
+    assert complex_out.dtype == agnostic.complex64 and complex_out.shape == (6, 4)
+
+
+def test_ops_that_dont_cast_want_outs_of_their_results_dtypes(device):
+    """As PyTorch's: indices go into int64 outs only, values of ``sort``, ``matmul``... into their own dtype."""
+    x = _matrix(agnostic, device, 3, 4)
+    with pytest.raises(RuntimeError, match=r"argmax\(\): Expected out tensor to have dtype int64, but got int32 "
+                                           r"instead; pass an out tensor of dtype int64"):
+        agnostic.argmax(x, 1, out=agnostic.empty(3, dtype=agnostic.int32, device=device))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float64, but got float32"):
+        agnostic.sort(x, out=(agnostic.empty(0, device=device),
+                              agnostic.empty(0, dtype=agnostic.int64, device=device)))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float64, but got float32"):
+        agnostic.matmul(x, x.T, out=agnostic.empty(0, device=device))
+
+
+def _other_dtypes(library, result):
+    """For each output of ``result``, zero-element outs of its dtypes with that output's dtype changed (a float or
+    complex to the other width, int64 to int32, bool to uint8)."""
+    other = {library.float64: library.float32, library.float32: library.float64, library.int64: library.int32,
+             library.complex128: library.complex64, library.bool: library.uint8}
+    values = result if isinstance(result, tuple) else (result,)
+    for changed in range(len(values)):
+        outs = tuple(library.empty(0, dtype=other[v.dtype] if i == changed else v.dtype, device=v.device)
+                     for i, v in enumerate(values))
+        yield changed, outs if isinstance(result, tuple) else outs[0]
+
+
+# geqrf's tuple of outputs casts in PyTorch, where every other op's tuple wants its results' dtypes: agnostic asks
+# that of every tuple.
+_CASTING_TUPLES_IN_PYTORCH_ONLY = {"geqrf"}
+
+
+@pytest.mark.parametrize("name", OUT_OPS)
+def test_outs_of_other_dtypes_are_taken_or_refused_as_pytorch_does(name):
+    if torch is None:
+        pytest.skip("PyTorch is not installed (it is a reference, never a dependency)")
+    verdicts = {}
+    for L in (torch, agnostic):
+        L.manual_seed(0)
+        result = _call(L, "cpu", name)
+        verdicts[L] = []
+        for changed, outs in _other_dtypes(L, result):
+            L.manual_seed(0)
+            try:
+                _call(L, "cpu", name, out=outs)
+                verdicts[L].append((changed, "taken"))
+            except RuntimeError:
+                verdicts[L].append((changed, "refused"))
+    if name in _CASTING_TUPLES_IN_PYTORCH_ONLY:
+        assert all(verdict == "refused" for _, verdict in verdicts[agnostic])
+        return
+    assert verdicts[agnostic] == verdicts[torch]
 
 
 def test_bad_outs_are_refused_with_clear_errors(device):
@@ -250,3 +304,70 @@ def test_in_place_methods_keep_the_in_place_rule(device):
         a.add_(agnostic.ones(2, 3, device=device))
     with pytest.raises(RuntimeError, match="result type float32 can't be cast to the desired output type int64"):
         agnostic.add(a, a, out=agnostic.empty(3, dtype=agnostic.int64, device=device))
+
+
+# ----- factories --------------------------------------------------------------------------------------------------
+def _factory_cases(L, d):
+    """``{label: (factory name, args, kwargs, out dtype)}``: calls whose ``out`` decides the dtype."""
+    return {
+        "zeros int32": ("zeros", (2, 3), {}, L.int32), "ones float64": ("ones", (4,), {}, L.float64),
+        "empty int8": ("empty", (3,), {}, L.int8), "full of 3.5 into int64": ("full", ((2,), 3.5), {}, L.int64),
+        "arange into float64": ("arange", (5,), {}, L.float64),
+        "arange of quarters into int32": ("arange", (0, 1, 0.25), {}, L.int32),
+        "linspace into int64": ("linspace", (0, 1, 3), {}, L.int64),
+        "logspace": ("logspace", (0, 1, 3), {}, L.float32), "eye bool": ("eye", (2, 3), {}, L.bool),
+        "rand float64": ("rand", (3,), {}, L.float64), "randn float16": ("randn", (2, 2), {}, L.float16),
+        "randint int32": ("randint", (0, 5, (3,)), {}, L.int32), "randint float": ("randint", (5, (3,)), {}, L.float32),
+        "randperm int32": ("randperm", (4,), {}, L.int32), "normal": ("normal", (2.0, 3.0, (2,)), {}, L.float64),
+        "zeros with requires_grad": ("zeros", (2,), {"requires_grad": True}, L.float32),
+    }
+
+
+def _factory_call(L, d, label, out):
+    name, args, kwargs, _ = _factory_cases(L, d)[label]
+    L.manual_seed(0)
+    return getattr(L, name)(*args, **kwargs, out=out)
+
+
+@pytest.mark.parametrize("label", sorted(_factory_cases(agnostic, "cpu")))
+def test_a_factorys_out_decides_its_dtype_and_device(device, label):
+    name, args, kwargs, dtype = _factory_cases(agnostic, device)[label]
+    out = agnostic.full((5,), 7, dtype=dtype, device=device)  # resized without a warning, as PyTorch's factories do
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = _factory_call(agnostic, device, label, out)
+    assert result is out and out.dtype == dtype and out.device == device
+    assert out.requires_grad == kwargs.get("requires_grad", False)
+    agnostic.manual_seed(0)
+    expected = getattr(agnostic, name)(*args, **{**kwargs, "requires_grad": False}, dtype=dtype, device=device)
+    assert out.shape == expected.shape
+    if name != "empty":
+        _assert_same(_numpy(out.detach()), _numpy(expected))
+
+
+@pytest.mark.parametrize("label", sorted(_factory_cases(agnostic, "cpu")))
+def test_a_factorys_out_gives_pytorchs_dtype_shape_and_values(label):
+    if torch is None:
+        pytest.skip("PyTorch is not installed (it is a reference, never a dependency)")
+    _, _, _, dtype = _factory_cases(torch, "cpu")[label]
+    theirs = _factory_call(torch, "cpu", label, torch.empty(0, dtype=dtype))
+    ours = _factory_call(agnostic, "cpu", label, agnostic.empty(0, dtype=_factory_cases(agnostic, "cpu")[label][3]))
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1] and tuple(ours.shape) == theirs.shape
+    assert ours.requires_grad == theirs.requires_grad
+    if label.split()[0] in ("zeros", "ones", "full", "arange", "linspace", "logspace", "eye"):  # not random, not empty
+        _assert_same(_numpy(ours.detach()), _numpy(theirs.detach()))
+
+
+def test_a_factorys_dtype_device_and_out_must_agree(device):
+    out = agnostic.empty(0, dtype=agnostic.int32, device=device)
+    with pytest.raises(RuntimeError, match=r"zeros\(\): dtype float32 does not match dtype of out parameter \(int32\)"):
+        agnostic.zeros(2, dtype=agnostic.float32, out=out)
+    other = "cpu" if device.type != "cpu" else "cuda"
+    with pytest.raises(RuntimeError, match=f"device type {other} does not match device type of out parameter "
+                                           rf"\({device.type}\)"):
+        agnostic.ones(2, device=other, out=out)
+    with pytest.raises(TypeError, match=r"arange\(\): argument 'out' must be Tensor, not list"):
+        agnostic.arange(3, out=[])
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        agnostic.zeros(2, out=agnostic.empty(2, requires_grad=True, device=device))
+    assert agnostic.zeros(2, dtype=agnostic.int32, device=device.type, out=out) is out  # the same: taken

@@ -1,6 +1,8 @@
 """What every op's dispatch does: device checks, PyTorch's type promotion and result dtypes, broadcasting, the backend
 call, and writing a result into an existing tensor under PyTorch's in-place rules."""
 
+import functools
+import inspect
 import os
 import sys
 import warnings
@@ -8,6 +10,7 @@ import warnings
 import numpy
 
 from .. import _dtypes
+from .._device import as_device
 from .._tensor import TensorBase, _check_broadcast_into, wrap
 
 _ndarray = numpy.ndarray
@@ -158,13 +161,12 @@ def refuse(categories, message):
     return check
 
 
-def check_can_cast(source, target, name):
-    """PyTorch's rule for writing results: no float -> integer, complex -> real, or non-bool -> bool."""
+def check_can_cast(source, target, name, fix=None):
+    """PyTorch's rule for writing results: no float -> integer, complex -> real, or non-bool -> bool. ``fix`` says
+    what to do instead (by default: convert ``self``, the in-place methods' case)."""
     if source.category > target.category:
-        raise RuntimeError(
-            f"{name}: result type {source.name} can't be cast to the desired output type {target.name}; "
-            f"convert self first (e.g. self.to({source!r}))"
-        )
+        raise RuntimeError(f"{name}: result type {source.name} can't be cast to the desired output type {target.name}; "
+                           f"{fix or f'convert self first (e.g. self.to({source!r}))'}")
 
 
 def broadcasting(function, arrays):
@@ -217,11 +219,13 @@ _USER_FRAME = {"skip_file_prefixes": (os.path.dirname(os.path.dirname(__file__))
     else {"stacklevel": 4}
 
 
-def write_out(out, result, name):
+def write_out(out, result, name, cast=True):
     """A function's ``out=``, as PyTorch's: ``result`` (a tensor, or a tuple of them for ops with several outputs,
     which then take a tuple of as many) written into ``out``, which is returned (the tuple as ``result``'s type). An
-    ``out`` of another shape is resized, with PyTorch's warning where it had elements; its dtype must take the
-    result's (no float into an integer tensor...), and its device must be the result's.
+    ``out`` of another shape is resized, with PyTorch's warning where it had elements, and its device must be the
+    result's. Its dtype must be the result's, or, with ``cast`` and a single result, one the result casts to (no
+    float into an integer tensor...): PyTorch's elementwise ops, reductions and concatenations cast, its other ops
+    don't.
 
         >>> buffer = agnostic.empty(2)
         >>> agnostic.sum(agnostic.ones(2, 3), 1, out=buffer) is buffer, buffer
@@ -232,20 +236,22 @@ def write_out(out, result, name):
             raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors, not "
                             f"{type(out).__name__}")
         for target, value in zip(out, result):
-            _write_one_out(target, value, name)
+            _write_one_out(target, value, name, False)
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
-    _write_one_out(out, result, name)
+    _write_one_out(out, result, name, cast)
     return out
 
 
-def _write_one_out(out, result, name):
+def _write_one_out(out, result, name, cast):
     check_tensor(name, out, None, "out")
     if result._device is not out._device:
         raise RuntimeError(f"{name}(): Expected out tensor to have device {result._device}, but got {out._device} "
                            "instead; pass an out tensor on the inputs' device")
-    if result.dtype.category > out.dtype.category:
-        raise RuntimeError(f"{name}(): result type {result.dtype.name} can't be cast to the desired output type "
-                           f"{out.dtype.name}; pass an out tensor of dtype {result.dtype.name}")
+    if cast:
+        check_can_cast(result.dtype, out.dtype, f"{name}()", f"pass an out tensor of dtype {result.dtype.name}")
+    elif result.dtype != out.dtype:
+        raise RuntimeError(f"{name}(): Expected out tensor to have dtype {result.dtype.name}, but got "
+                           f"{out.dtype.name} instead; pass an out tensor of dtype {result.dtype.name}")
     shape = result._data.shape
     if out._data.shape != shape:
         if out._data.size:
@@ -257,6 +263,51 @@ def _write_one_out(out, result, name):
         out.resize_(shape)
     with out._device.backend.activate():
         out._device.backend.xp.copyto(out._data, result._data, casting="unsafe")
+
+
+def factory_out(factory):
+    """``factory`` (``zeros``, ``arange``, ``rand``...) with PyTorch's keyword-only ``out=``: the values are made
+    in ``out``'s dtype and on its device (a ``dtype`` or ``device`` given must be those) and written into ``out``,
+    which is resized without a warning, as PyTorch's factories resize it, and returned; ``requires_grad=True`` then
+    marks ``out``.
+
+        >>> buffer = agnostic.empty(0, dtype=agnostic.int32)
+        >>> agnostic.arange(4, out=buffer) is buffer, buffer
+        (True, tensor([0, 1, 2, 3], dtype=agnostic.int32))
+    """
+    name = factory.__name__
+
+    @functools.wraps(factory)
+    def with_out(*args, out=None, **kwargs):
+        if out is None:
+            return factory(*args, **kwargs)
+        check_tensor(name, out, None, "out")
+        if out.requires_grad:
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        if dtype is not None and _dtypes.as_dtype(dtype) != out.dtype:
+            raise RuntimeError(f"{name}(): dtype {_dtypes.as_dtype(dtype).name} does not match dtype of out parameter "
+                               f"({out.dtype.name}); pass one of them only, or the same")
+        if device is not None and as_device(device).type != out._device.type:
+            raise RuntimeError(f"{name}(): device type {as_device(device).type} does not match device type of out "
+                               f"parameter ({out._device.type}); pass one of them only, or the same")
+        requires_grad = kwargs.pop("requires_grad", False)
+        made = factory(*args, dtype=out.dtype, device=out._device, **kwargs)
+        if out._data.shape != made._data.shape:
+            out.resize_(made._data.shape)
+        _write_one_out(out, made, name, cast=False)
+        return out.requires_grad_() if requires_grad else out
+    with_out.__signature__ = signature_with_out(inspect.signature(factory))
+    return with_out
+
+
+def signature_with_out(signature):
+    """``signature`` with a keyword-only ``out=None`` (before ``**kwargs``, where it has them)."""
+    parameters = list(signature.parameters.values())
+    last = len(parameters) - bool(parameters and parameters[-1].kind is inspect.Parameter.VAR_KEYWORD)
+    parameters.insert(last, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return signature.replace(parameters=parameters)
 
 
 def raise_broadcast_error(*arrays):

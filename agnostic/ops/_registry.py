@@ -20,7 +20,7 @@ from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
 from ._binding import Binding, variadic_by_name
-from ._dispatch import Result, result_dtype, write_out, write_result
+from ._dispatch import Result, result_dtype, signature_with_out, write_out, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
 from ._plans import NOTHING_RECENT, binary_caller, forget, unary_caller
@@ -194,7 +194,9 @@ class Composite:
     the tensor's old values get a zero gradient unless ``gradients`` says otherwise.
 
     ``out``: ``agnostic.<name>`` takes PyTorch's keyword-only ``out=`` (a tensor, or a tuple of them for ops with
-    several outputs), written as ``_dispatch.write_out`` says; the forward never sees it.
+    several outputs), written as ``_dispatch.write_out`` says; the forward never sees it. ``out=True``: each ``out``
+    must have its result's dtype, as most of PyTorch's ops want; ``out="cast"``: a single result is cast into
+    ``out``'s dtype where PyTorch's op does so (reductions, concatenations: ``sum``, ``mean``, ``cat``...).
 
     ``device_guard``: the forward runs with its first tensor's GPU current (PyTorch's device guard), so arrays it
     makes come out on that device. A forward that makes every array through its tensors' backends
@@ -301,6 +303,7 @@ class Composite:
         takes none, as PyTorch's."""
         name = self.name
         needs_grad = tracking.needs_grad
+        cast = self.takes_out == "cast"
 
         def with_out(*args, out=None, **kwargs):
             if out is None:
@@ -308,11 +311,8 @@ class Composite:
             if needs_grad(args, kwargs) or needs_grad(out if isinstance(out, (tuple, list)) else (out,)):
                 raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                    "differentiation, but one of the arguments requires grad.")
-            return write_out(out, function(*args, **kwargs), name)
-        parameters = list(self.signature.parameters.values())
-        last = len(parameters) - bool(parameters and parameters[-1].kind is inspect.Parameter.VAR_KEYWORD)
-        parameters.insert(last, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
-        with_out.__signature__ = self.signature.replace(parameters=parameters)
+            return write_out(out, function(*args, **kwargs), name, cast)
+        with_out.__signature__ = signature_with_out(self.signature)
         return _named(with_out, name, self.doc, self.namespace)
 
     def _inplace(self):

@@ -11,7 +11,7 @@ from .._backends import dlpack
 from .._device import CPU, Device, as_device
 from .._tensor import TensorBase, wrap
 from ._binding import size_by_name
-from ._dispatch import keep_negative_zero
+from ._dispatch import factory_out, keep_negative_zero
 
 
 def _target(device):
@@ -288,6 +288,7 @@ def _pinned_if(made, pin_memory):
     return made.pin_memory()
 
 
+@factory_out
 @size_by_name
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros (default dtype unless given).
@@ -302,6 +303,7 @@ def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
     return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dt), pin_memory), requires_grad)
 
 
+@factory_out
 @size_by_name
 def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of ones (default dtype unless given).
@@ -316,6 +318,7 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_m
     return _leaf(_filled(size, dtype, device, lambda xp, shape, dt: xp.ones(shape, dt), pin_memory), requires_grad)
 
 
+@factory_out
 @size_by_name
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=_layout.contiguous_format):
@@ -333,6 +336,7 @@ def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
     return _leaf(_filled(size, dtype, device, _uninitialized, pin_memory, strides), requires_grad)
 
 
+@factory_out
 def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64, default float) unless given.
 
@@ -452,6 +456,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     return _leaf(made, requires_grad)
 
 
+@factory_out
 def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False):
     """Values from ``start`` up to (not including) ``end`` by ``step``; int64 for integer arguments, else the
     default float dtype. The length is ``ceil((end - start) / step)``, as in PyTorch.
@@ -485,6 +490,7 @@ def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, req
         return _leaf(wrap(values.astype(dtype.numpy_dtype, copy=False), device), requires_grad)
 
 
+@factory_out
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (default float dtype).
 
@@ -503,6 +509,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
         return _leaf(wrap(values.astype(dtype.numpy_dtype, copy=False), device), requires_grad)
 
 
+@factory_out
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``.
 
@@ -515,6 +522,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
     return _leaf((base ** exponents).to(dtype), requires_grad)
 
 
+@factory_out
 def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
     """An ``n x m`` matrix with ones on the diagonal.
 

@@ -715,7 +715,7 @@ def clamp(input, min=None, max=None, *, out=None):
 clip = clamp
 
 
-@composite(out=True, inplace=True, gradients={
+@composite(out="cast", inplace=True, gradients={
     "input": lambda grad, weight: grad * (1 - weight),
     "end": lambda grad, weight: grad * weight,
     "weight": lambda grad, input, end: grad * (end - input)})

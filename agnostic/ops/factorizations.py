@@ -29,7 +29,7 @@ def _geqrf_not_differentiable(grad, input):
     raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
-@composite(out=True, gradients={"input": _geqrf_not_differentiable})
+@composite(out="cast", gradients={"input": _geqrf_not_differentiable})
 def geqrf(input):
     """``(a, tau)``: the QR factorization of each matrix of ``input`` in LAPACK's packed form (``geqrf``), as
     ``torch.geqrf``: R on and above the diagonal of ``a``, the Householder vectors below it (their leading 1 left

@@ -190,7 +190,7 @@ def inner(input, other):
     return wrap(product.reshape(lead_a + lead_b), device)
 
 
-@composite(out=True, aliases=("ger",), gradients={"input": lambda grad, vec2: matmul(grad, conj(vec2)),
+@composite(out="cast", aliases=("ger",), gradients={"input": lambda grad, vec2: matmul(grad, conj(vec2)),
                                          "vec2": lambda grad, input: matmul(grad.mT, conj(input))})
 def outer(input, vec2):
     """Outer product of two 1-D tensors (alias ``ger``).
@@ -453,7 +453,7 @@ def _no_float_scale_of_integers(dtype, beta, alpha):
                                    f"number; pass an int, or convert the tensors with .float()")
 
 
-@composite(out=True, inplace=True)
+@composite(out="cast", inplace=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)``, ``input`` broadcast to the ``(n, m)`` result, dtypes promoted;
     ``beta=0`` ignores the input, NaN included (``torch.addr``; for bool tensors, ``and``/``or``).
@@ -547,7 +547,7 @@ def tensordot(a, b, dims=2):
     return matmul(left, right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
-@composite(out=True)
+@composite(out="cast")
 def kron(input, other):
     """Kronecker product: blocks ``input[i] * other``, in a tensor of shape ``input.shape * other.shape`` (the
     shorter shape padded with ones on the left; dtypes promote).
@@ -776,7 +776,7 @@ def _cholesky_factor(input2, upper):
     return conj(input2).mT.matmul(input2) if upper else input2.matmul(conj(input2).mT)
 
 
-@composite(out=True)
+@composite(out="cast")
 def cholesky_solve(input, input2, upper=False):
     """Solution ``X`` of ``A X = input`` where ``input2`` is ``A``'s Cholesky factor (lower, or upper with
     ``upper=True``), batches broadcasting.
@@ -791,7 +791,7 @@ def cholesky_solve(input, input2, upper=False):
     return _linalg("solve")(_cholesky_factor(input2, upper), input)
 
 
-@composite(out=True)
+@composite(out="cast")
 def cholesky_inverse(input, upper=False):
     """Inverse of ``A`` from its Cholesky factor ``input`` (lower, or upper with ``upper=True``).
 

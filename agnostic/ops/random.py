@@ -17,6 +17,7 @@ from .._backends import philox as _philox
 from .._device import CPU
 from .._tensor import TensorBase, _check_writable, wrap
 from ._binding import size_by_name
+from ._dispatch import factory_out
 from ._registry import composite, tensor_method
 from .creation import _leaf, _sizes, _target
 
@@ -266,6 +267,7 @@ def _cast(array, dtype, device):
 
 
 # ----- factories -------------------------------------------------------------------------------------------------
+@factory_out
 @size_by_name
 def rand(*size, generator=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Uniform samples from [0, 1) (default float dtype).
@@ -282,6 +284,7 @@ def rand(*size, generator=None, dtype=None, layout=None, device=None, requires_g
     return _leaf(wrap(array, device), requires_grad)
 
 
+@factory_out
 @size_by_name
 def randn(*size, generator=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Standard normal samples (default float dtype).
@@ -297,6 +300,7 @@ def randn(*size, generator=None, dtype=None, layout=None, device=None, requires_
     return _leaf(wrap(array, device), requires_grad)
 
 
+@factory_out
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Integers uniform in [low, high) (int64 unless given); ``randint(high, size)`` also works.
 
@@ -342,6 +346,7 @@ def _check_integer_range(low, high, dtype):
                            f"[{smallest}, {largest}]")
 
 
+@factory_out
 def randperm(n, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False):
     """A random permutation of ``0..n-1`` (int64 unless given): the stable argsort of ``n`` random 64-bit words.
 
@@ -471,6 +476,7 @@ def bernoulli(input, p=None, *, generator=None):
         return wrap((sample < probability).astype(input._data.dtype), input._device)
 
 
+@factory_out
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Normal samples: tensor ``mean``/``std`` (broadcast together) or scalar ones with ``size``.
 

@@ -100,7 +100,7 @@ _KEEPS_FLOATING = _KEEPS_DTYPE - {numpy.dtype(numpy.int64)}  # the dtypes whose 
 _ORDERED = frozenset(numpy_dtype for numpy_dtype, dtype in _dtypes._BY_NUMPY.items() if not dtype.is_complex)
 
 
-@composite(out=True, shape_only=True, device_guard=False, gradients={
+@composite(out="cast", shape_only=True, device_guard=False, gradients={
     "input": lambda grad, input, dim, keepdim: _expand_back(grad, input, dim, keepdim)})
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (all elements by default); integer and bool inputs sum as int64.
@@ -165,7 +165,7 @@ def _prod_gradient(grad, input, dim, keepdim):
     return _expand_back(grad, input, dim, keepdim) * _product_of_others(input, dim % input.ndim if input.ndim else 0)
 
 
-@composite(out=True, gradients={"input": _prod_gradient})
+@composite(out="cast", gradients={"input": _prod_gradient})
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over ``dim``; integer and bool inputs multiply as int64.
 
@@ -187,7 +187,7 @@ def _floating_input(name, input, dtype):
     return result, operand_array(input, accumulate, input._device)
 
 
-@composite(out=True, shape_only=True, device_guard=False, gradients={
+@composite(out="cast", shape_only=True, device_guard=False, gradients={
     "input": lambda grad, input, dim, keepdim: _expand_back(grad, input, dim, keepdim) / _count(input, dim)})
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; needs a floating or complex input (or ``dtype=``), as in PyTorch.
@@ -233,7 +233,7 @@ def _std_gradient(grad, input, dim, unbiased, keepdim, correction, result):
     return _expand_back(grad / result, input, dim, keepdim) * deviations / denominator
 
 
-@composite(out=True, gradients={"input": _var_gradient})
+@composite(out="cast", gradients={"input": _var_gradient})
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's ``correction`` (1 by default); NaN when too few elements, as PyTorch.
 
@@ -256,7 +256,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return finish(out, result.to_real(), device)
 
 
-@composite(out=True, gradients={"input": _std_gradient})
+@composite(out="cast", gradients={"input": _std_gradient})
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: the square root of ``var`` with the same arguments.
 
@@ -327,7 +327,7 @@ def _extreme_gradients(picks_input):
             "dim": lambda grad, input, dim: grad * (1 - share_of_input(grad, input, dim))}
 
 
-@composite(out=True, device_guard=False, gradients=_extreme_gradients(lambda input, other: input >= other))
+@composite(out="cast", device_guard=False, gradients=_extreme_gradients(lambda input, other: input >= other))
 def max(input, dim=None, keepdim=False):
     """Largest element; with ``dim``, a ``(values, indices)`` pair; with a Tensor, the elementwise maximum.
 
@@ -339,7 +339,7 @@ def max(input, dim=None, keepdim=False):
     return _extreme("max", "max", "argmax", maximum, input, dim, keepdim)
 
 
-@composite(out=True, device_guard=False, gradients=_extreme_gradients(lambda input, other: input <= other))
+@composite(out="cast", device_guard=False, gradients=_extreme_gradients(lambda input, other: input <= other))
 def min(input, dim=None, keepdim=False):
     """Smallest element; with ``dim``, a ``(values, indices)`` pair; with a Tensor, the elementwise minimum.
 
@@ -436,7 +436,7 @@ def _logical_reduction(name, input, dim, keepdim):
     return finish(out, _dtypes.uint8 if input.dtype is _dtypes.uint8 else _dtypes.bool, input._device)
 
 
-@composite(out=True)
+@composite(out="cast")
 def all(input, dim=None, keepdim=False):
     """True where every element over ``dim`` is nonzero.
 
@@ -446,7 +446,7 @@ def all(input, dim=None, keepdim=False):
     return _logical_reduction("all", input, dim, keepdim)
 
 
-@composite(out=True)
+@composite(out="cast")
 def any(input, dim=None, keepdim=False):
     """True where some element over ``dim`` is nonzero.
 
@@ -478,7 +478,7 @@ def _cumulative(name, backend_name, input, dim, dtype):
     return finish(input._device.backend.run(getattr(xp, backend_name), array, axis=axis), result, input._device)
 
 
-@composite(out=True, shape_only=True, gradients={
+@composite(out="cast", shape_only=True, gradients={
     "input": lambda grad, input, dim: grad.flip(dim).cumsum(dim).flip(dim) if input.ndim else grad})
 def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``; integer and bool inputs accumulate as int64.
@@ -504,7 +504,7 @@ def _cumprod_gradient(grad, input, dim):
     return (products * later * grad.movedim(axis, -1).unsqueeze(-2)).sum(-1).movedim(-1, axis)
 
 
-@composite(out=True, gradients={"input": _cumprod_gradient})
+@composite(out="cast", gradients={"input": _cumprod_gradient})
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``; integer and bool inputs accumulate as int64.
 
@@ -564,7 +564,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return finish(out, result.to_real(), device)
 
 
-@composite(out=True, gradients={
+@composite(out="cast", gradients={
     "input": lambda grad, input, dim, keepdim, result: _expand_back(grad, input, dim, keepdim) * (
         input - _expand_back(result, input, dim, keepdim)).exp()})
 def logsumexp(input, dim, keepdim=False):

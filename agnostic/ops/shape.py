@@ -401,7 +401,7 @@ def _cat_gradients(grad, tensors, dim):
     return [next(pieces) if any(t is k for k in kept) else zeros_like(t) for t in tensors]
 
 
-@_shape_op(out=True, method=False, aliases=("concat", "concatenate"), gradients={"tensors": _cat_gradients})
+@_shape_op(out="cast", method=False, aliases=("concat", "concatenate"), gradients={"tensors": _cat_gradients})
 def cat(tensors, dim=0):
     """Join ``tensors`` along an existing dimension (dtypes promote, as in PyTorch; aliases ``concat``,
     ``concatenate``).
@@ -434,7 +434,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
-@_shape_op(out=True, method=False, gradients={"tensors": lambda grad, dim: grad.unbind(dim % grad.ndim)})
+@_shape_op(out="cast", method=False, gradients={"tensors": lambda grad, dim: grad.unbind(dim % grad.ndim)})
 def stack(tensors, dim=0):
     """Join same-shaped ``tensors`` along a new dimension.
 
@@ -460,7 +460,7 @@ def _hstack_gradients(grad, tensors):
     return split(grad, [t.shape[axis] for t in tensors], axis)
 
 
-@_shape_op(out=True, method=False, gradients={"tensors": _hstack_gradients})
+@_shape_op(out="cast", method=False, gradients={"tensors": _hstack_gradients})
 def hstack(tensors):
     """Concatenate along dim 1 (dim 0 for 1-D tensors).
 
@@ -476,7 +476,7 @@ def _vstack_gradients(grad, tensors):
     return [piece.reshape(t.shape) for piece, t in zip(pieces, tensors)]
 
 
-@_shape_op(out=True, method=False, aliases=("row_stack",), gradients={"tensors": _vstack_gradients})
+@_shape_op(out="cast", method=False, aliases=("row_stack",), gradients={"tensors": _vstack_gradients})
 def vstack(tensors):
     """Concatenate along dim 0, promoting 1-D tensors to rows (alias ``row_stack``).
 
@@ -1311,7 +1311,7 @@ def _nonempty(name, tensors):
     return tensors
 
 
-@composite(out=True, method=False)
+@composite(out="cast", method=False)
 def column_stack(tensors):
     """Join ``tensors`` as columns: 0-dim and 1-D tensors become columns ``(n, 1)``, the others are joined along
     dim 1 (``torch.column_stack``).
@@ -1324,7 +1324,7 @@ def column_stack(tensors):
     return cat([t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in tensors], 1)
 
 
-@composite(out=True, method=False)
+@composite(out="cast", method=False)
 def dstack(tensors):
     """Join ``tensors`` along the third dimension, after :func:`atleast_3d` (``torch.dstack``).
 

@@ -88,7 +88,7 @@ def _without_nans(name, input):
     return where(isnan(input), 0, input)
 
 
-@composite(out=True)
+@composite(out="cast")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` treating NaN as zero; integer and bool inputs sum as int64.
 
@@ -98,7 +98,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return sum(_without_nans("nansum", input), dim, keepdim, dtype=dtype)
 
 
-@composite(out=True)
+@composite(out="cast")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim`` of the elements that are not NaN (NaN where all are).
 
