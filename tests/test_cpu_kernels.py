@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import agnostic
-from agnostic._backends import cpu_kernels
+from agnostic._backends import cpu_kernels, host_memory
 from agnostic.optim import _fused
 
 numba = pytest.importorskip("numba", reason="the fast-cpu extra (numba) is not installed")
@@ -93,10 +93,52 @@ def test_arithmetic_of_a_tensor_and_a_number_equals_numpys_bit_for_bit(dtype, op
         _assert_same_bits(result.numpy(), ufunc(x, dtype(number)))
 
 
+# (shape of a random array, the strided view of it taken): at least MIN_BYTES in float32, with at least as many rows
+# as a machine has threads (up to 256: the copies share rows among the threads)
+_STRIDED = {
+    "transposed": ((256, 128, 10), lambda a: a.transpose(0, 2, 1)),
+    "expanded": ((256, 1, 160), lambda a: numpy.broadcast_to(a, (256, 10, 160))),
+    "sliced 4-D": ((256, 2, 10, 320), lambda a: a[:, :, :, ::2]),
+    "sliced 2-D": ((400, 1200), lambda a: a[:, 100:1100]),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", sorted(_STRIDED))
+@pytest.mark.parametrize("name, ufunc", [("add", numpy.add), ("sub", numpy.subtract), ("mul", numpy.multiply),
+                                         ("div", numpy.divide)])
+def test_strided_operands_are_copied_dense_on_all_cores_then_computed(dtype, layout, name, ufunc, monkeypatch):
+    """A transposed, expanded or sliced operand (2-D to 4-D) goes through the kernels after a multi-core copy, with
+    NumPy's bits: beside a dense operand, another strided one, or a number."""
+    monkeypatch.setattr(cpu_kernels, "MIN_STRIDED_THREADS", 1)  # whatever this machine's count
+    rng = numpy.random.default_rng(0)
+    shape, view = _STRIDED[layout]
+    strided = view(rng.standard_normal(shape).astype(dtype))
+    dense = rng.standard_normal(strided.shape).astype(dtype)
+    assert not strided.flags.c_contiguous and strided.nbytes >= cpu_kernels.MIN_BYTES
+    for x, y in ((strided, dense), (dense, strided), (strided, strided)):
+        _assert_same_bits(cpu_kernels.binary(name, x, y), ufunc(x, y))
+    _assert_same_bits(cpu_kernels.binary(name, strided, 3), ufunc(strided, dtype(3)))
+    if layout != "expanded":  # a read-only view: not a tensor's memory
+        operator = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__"}[name]
+        _assert_same_bits(getattr(agnostic.from_numpy(strided), operator)(agnostic.from_numpy(dense)).numpy(),
+                          ufunc(strided, dense))
+
+
+def test_strided_operands_keep_numpys_pass_on_fewer_threads_than_it_takes(monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "MIN_STRIDED_THREADS", numba.get_num_threads() + 1)
+    shape, view = _STRIDED["transposed"]
+    strided = view(numpy.random.default_rng(0).standard_normal(shape).astype(numpy.float32))
+    assert cpu_kernels.binary("add", strided, strided) is None
+    dense = numpy.ascontiguousarray(strided)
+    assert cpu_kernels.binary("add", dense, dense) is not None
+    _assert_same_bits((agnostic.from_numpy(strided) + agnostic.from_numpy(dense)).numpy(), strided + dense)
+
+
 def test_the_kernels_take_large_contiguous_floats_of_one_dtype_and_shape():
     large = _large([1.5, -2.0], numpy.float32)
     assert cpu_kernels.binary("add", large, large) is not None
-    assert cpu_kernels.binary("add", large[::2], large[::2]) is None  # not contiguous
+    assert cpu_kernels.binary("add", large[::2], large[::2]) is None  # strided and 1-D: no strided copy
     assert cpu_kernels.binary("add", large[:8], large[:8]) is None  # too small to gain from threads
     ints = numpy.ones(cpu_kernels.MIN_BYTES, numpy.int32)
     assert cpu_kernels.binary("add", ints, ints) is None  # a dtype without a kernel
@@ -273,7 +315,7 @@ def _printed_by_child(code, environment, unset):
 def _threading_layer_in_child(environment, first=""):
     code = f"""{first}
 import os, numpy, agnostic
-from agnostic._backends import cpu_kernels
+from agnostic._backends import cpu_kernels, host_memory
 cpu_kernels.relu(numpy.ones(1 << 20, numpy.float32))
 print(cpu_kernels._kernels.numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"), os.environ.get("GOMP_SPINCOUNT"))
 """
@@ -568,11 +610,12 @@ def _run_lstm_layer(layer, reverse):
 
 
 @pytest.mark.parametrize("reverse", [False, True])
-@pytest.mark.parametrize("batch, size, threads", [(1, 1, 1), (3, 5, 2), (9, 70, 2), (9, 70, 1), (64, 256, 16)])
+@pytest.mark.parametrize("batch, size, threads", [(1, 1, 1), (3, 5, 2), (6, 9, 2), (9, 70, 2), (9, 70, 1),
+                                                 (64, 256, 16)])
 def test_the_lstm_layer_kernels_match_the_step_by_step_layer(batch, size, threads, reverse, monkeypatch):
     """One kernel for every step, each thread owning a slice of the hidden units, gives each step's BLAS product and
     cell pass's values: every slicing, from four units per thread to all units on one, sizes that fill no whole
-    block of four weight rows or two batch rows, and reductions longer than one chunk (4 * 256 > ``_CHUNK``)."""
+    block of four weight rows or four batch rows, and reductions longer than one chunk (4 * 256 > ``_CHUNK``)."""
     layer = _lstm_layer(batch, size)
     monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", 0)  # no weight is small enough: the steps' path
     stepwise = _run_lstm_layer(layer, reverse)
@@ -586,6 +629,27 @@ def test_the_lstm_layer_kernels_match_the_step_by_step_layer(batch, size, thread
     for name, expected in stepwise.items():
         assert not numpy.isnan(sliced[name]).any(), name
         numpy.testing.assert_allclose(sliced[name], expected, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def _off_a_cache_line(array, offset):
+    """A copy of ``array`` whose data starts ``offset`` bytes past a cache line."""
+    raw = numpy.empty(array.nbytes + 128, numpy.uint8)
+    start = -raw.__array_interface__["data"][0] % 64 + offset
+    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+@pytest.mark.parametrize("offset", [4, 16, 32])
+def test_the_lstm_layer_kernels_give_the_same_values_off_cache_lines(offset, monkeypatch):
+    """The kernels take aligned copies of what their products read (``host_memory.aligned``) and write any
+    layout: arrays starting off a cache line give the aligned arrays' values, bit for bit."""
+    monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", 1 << 30)
+    layer = _lstm_layer(9, 70)
+    expected = _run_lstm_layer(layer, False)
+    shifted = _run_lstm_layer({name: _off_a_cache_line(array, offset) for name, array in layer.items()}, False)
+    for name, values in expected.items():
+        numpy.testing.assert_array_equal(shifted[name], values, err_msg=name)
 
 
 def test_the_lstm_layer_kernels_take_float32_weights_that_fit_the_threads_caches(monkeypatch):
@@ -602,3 +666,43 @@ def test_the_lstm_layer_kernels_take_float32_weights_that_fit_the_threads_caches
     assert cpu_kernels._lstm_sequence_kernels(weight.astype(numpy.float64)) is None
     monkeypatch.setattr(cpu_kernels, "_lstm_kernels", lambda weight: None)
     assert cpu_kernels._lstm_sequence_kernels(weight) is None
+
+
+@pytest.mark.parametrize("make", [
+    lambda: numpy.random.default_rng(0).standard_normal((1024, 256)).astype(numpy.float32).T,  # large: all cores
+    lambda: numpy.arange(15, dtype=numpy.float32).reshape(3, 5).T,  # small: NumPy's copy
+    lambda: numpy.arange(40, dtype=numpy.float32).view(numpy.uint8)[4:-4].view(numpy.float32),  # 4 bytes in
+], ids=["transposed, large", "transposed, small", "offset"])
+def test_aligned_copies_what_is_strided_or_off_a_cache_line(make):
+    """What the LSTM kernels read (the transposed weight of the backward...): dense, equal, on a cache line."""
+    source = make()
+    copy = cpu_kernels.aligned(source)
+    assert copy is not source and host_memory.is_aligned(copy)
+    numpy.testing.assert_array_equal(copy, source)
+    assert cpu_kernels.aligned(copy) is copy
+
+
+class _HeldOnce:
+    """``_one_at_a_time`` as numba's workqueue layer has it (a lock), failing where a holder takes it again."""
+
+    held = False
+
+    def __enter__(self):
+        assert not self.held, "the kernels' lock was taken by its own holder: a deadlock under the workqueue layer"
+        self.held = True
+
+    def __exit__(self, *exc_info):
+        self.held = False
+
+
+def test_no_kernel_call_takes_the_workqueue_lock_it_holds(monkeypatch):
+    """Under numba's workqueue layer (where an OpenMP runtime was loaded first, PyTorch's...), kernel calls take a
+    lock one at a time; a copy made while holding it (the LSTM backward's transposed weight) would wait forever."""
+    monkeypatch.setattr(cpu_kernels, "_one_at_a_time", _HeldOnce())
+    monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", 1 << 30)
+    monkeypatch.setattr(cpu_kernels, "MIN_STRIDED_THREADS", 1)
+    written = _run_lstm_layer(_lstm_layer(64, 256, steps=2), False)  # a transposed weight of 1 MiB: copied on all cores
+    assert not numpy.isnan(written["grad_gates"]).any()
+    shape, view = _STRIDED["transposed"]
+    strided = view(numpy.ones(shape, numpy.float32))
+    assert cpu_kernels.binary("add", strided, strided) is not None

@@ -157,3 +157,15 @@ def test_repeated_calls_of_one_shape_agree_with_the_composed_layer(device, rever
                                           atol=1e-12)
         for got, expected in zip(gradients(fused, tensors, seed), gradients(composed, tensors, seed)):
             numpy.testing.assert_allclose(got.cpu().numpy(), expected.cpu().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_the_layers_results_start_where_the_backends_kernels_want_them(device):
+    """The layer's outputs come from ``backend.empty``: on the CPU on a cache line, so that the threads writing
+    neighbouring hidden units share no line (``host_memory``)."""
+    tensors = layer_inputs(device, agnostic.float32, batch=4, size=16)
+    output, hidden, cell = _fused_lstm.LSTMLayer.apply(*tensors, False, rnn._composed_lstm)
+    array = output._data
+    pointer = array.__array_interface__["data"][0] if device.type == "cpu" else array.data.ptr
+    assert pointer % (64 if device.type == "cpu" else 256) == 0
+    output.sum().backward()
+    assert all(t.grad is not None for t in tensors if t is not None)

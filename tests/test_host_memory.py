@@ -1,5 +1,6 @@
-"""Large CPU results: glibc's malloc keeps freed large blocks (``_backends/host_memory``), so a new large array
-reuses mapped pages instead of faulting in fresh ones; results equal NumPy's either way."""
+"""Host memory (``_backends/host_memory``): glibc's malloc keeps freed large blocks, so a new large array reuses
+mapped pages instead of faulting in fresh ones (results equal NumPy's either way); arrays for the multi-core kernels
+start on cache lines."""
 
 import os
 import resource
@@ -84,3 +85,44 @@ def test_a_result_in_a_freed_block_leaves_live_views_alone():
     del tensor
     fresh = agnostic.ones(1024, 1024) * 5.0
     assert (view == 3).all() and (fresh.numpy() == 5).all()
+
+
+# ----- arrays aligned to cache lines ------------------------------------------------------------------------------
+def _address(array):
+    return array.__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("shape, dtype", [((3, 5), numpy.float32), ((7,), numpy.float64), ((0, 4), numpy.float32),
+                                          ((2, 3, 4), numpy.int8), ((), numpy.complex128)])
+def test_empty_aligned_starts_on_a_cache_line(shape, dtype):
+    array = host_memory.empty_aligned(shape, dtype)
+    assert (array.shape, array.dtype) == (shape, numpy.dtype(dtype))
+    assert array.flags.c_contiguous and array.flags.writeable
+    assert array.size == 0 or _address(array) % host_memory.CACHE_LINE == 0  # nothing to place when empty
+    array[...] = 3
+    assert (array == 3).all()
+
+
+def test_empty_aligned_keeps_its_buffer_alive():
+    array = host_memory.empty_aligned((1000,), numpy.float64)
+    array[...] = numpy.arange(1000)
+    others = [numpy.full(1000, -1.0) for _ in range(50)]  # would reuse a freed buffer's memory
+    assert (array == numpy.arange(1000)).all() and len(others) == 50
+
+
+def test_is_aligned_asks_for_a_contiguous_array_on_a_cache_line():
+    array = host_memory.empty_aligned((4, 16), numpy.float32)
+    assert host_memory.is_aligned(array)
+    assert not host_memory.is_aligned(array.T)  # not C-contiguous
+    assert not host_memory.is_aligned(array.reshape(-1)[1:])  # 4 bytes past the line
+
+
+def test_a_backends_empty_gives_the_shape_and_dtype_asked(device):
+    """``backend.empty``, the arrays kernels write: on the CPU on a cache line (64 bytes, PyTorch's CPU alignment),
+    on CUDA CuPy's own (256-byte) allocation."""
+    backend = device.backend
+    with backend.activate():
+        array = backend.empty((5, 6), numpy.float32)
+    assert isinstance(array, backend.array_type) and array.shape == (5, 6) and array.dtype == numpy.float32
+    pointer = _address(array) if backend.host else array.data.ptr
+    assert pointer % (host_memory.CACHE_LINE if backend.host else 256) == 0

@@ -2,7 +2,7 @@
 
 import numpy
 
-from . import cpu_kernels, cpu_ops
+from . import cpu_kernels, cpu_ops, host_memory
 
 
 class _NoSwitch:
@@ -68,6 +68,12 @@ class CPUBackend:
         """``function(*args, **kwargs)``, a NumPy scalar result as a 0-dim array."""
         result = function(*args, **kwargs)
         return result if result.__class__ is _ndarray else numpy.asarray(result)
+
+    def empty(self, shape, dtype):
+        """An uninitialized array for a kernel's results, starting on a cache line (64 bytes, as PyTorch's CPU
+        allocator aligns): threads writing neighbouring slices of its rows then share no line
+        (``host_memory.empty_aligned``)."""
+        return host_memory.empty_aligned(shape, dtype)
 
     def scatter_add(self, target, positions, values):
         """``target[positions] += values`` with repeated positions accumulating."""

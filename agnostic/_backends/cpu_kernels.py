@@ -38,6 +38,8 @@ from contextlib import contextmanager, nullcontext
 
 import numpy
 
+from . import host_memory
+
 # Below these sizes, waking the threads (40 to 100 us) costs more than they save: one pass over memory (ReLU,
 # a + b) gains from 1 MiB, what NumPy does in several passes (softmax, layer_norm; an optimizer's update on 8 threads
 # or more, see below) from 256 KiB.
@@ -51,6 +53,12 @@ MIN_FUSED_BYTES = 1 << 18
 MIN_UPDATE_BYTES = 1 << 16
 # threads -> bytes from which an update takes them all (other thread counts: MIN_FUSED_BYTES)
 _PARALLEL_UPDATE_BYTES = {1: float("inf"), 2: 4 << 20, 3: 2 << 20, 4: 1 << 20}
+# An op on a large strided operand copies it dense and computes on all cores from this many threads; with fewer, the
+# copy and the op each waking the threads cost more than NumPy's one-core strided pass. 64 x 32 x 256 float32, after
+# a 2 ms pause (hot threads in brackets), NumPy against the kernels: a sum beside a transposed view, 16-core host 837
+# against 200 us (654 / 111), 2-core VM 299 against 418 (193 / 109); an expanded view divided by a number, 260 / 187
+# (225 / 52) and 83 / 294 (68 / 90).
+MIN_STRIDED_THREADS = 8
 # A stack of matrices, each of at most MAX_BATCHED_PRODUCT multiply-adds (larger ones keep BLAS's threads busy on
 # their own), shares them among the threads from MIN_BATCHED_PRODUCTS multiply-adds in all.
 MAX_BATCHED_PRODUCT = 1 << 18
@@ -100,12 +108,17 @@ def relu_gradient(grad, x):
 def binary(name, x, y):
     """``x + y``, ``x - y``, ``x * y`` or ``x / y`` (``name``: add, sub, mul, div) of two arrays of one dtype and
     shape, or of an array and a Python number (converted to the array's dtype first, as NumPy does), in a new
-    array, or None."""
-    kernels = _usable(x)
+    array, or None. With ``MIN_STRIDED_THREADS`` threads or more, a strided operand (a transposed, sliced or
+    expanded view, 2-D to 4-D) is first copied into a dense one on all cores (``contiguous``)."""
+    kernels = _usable(x, dense=False)
     if kernels is None:
         return None
     scalar = type(y) in _PYTHON_NUMBERS
-    if not scalar and not _matches(y, x):
+    if not scalar and not _matches(y, x, dense=False):
+        return None
+    x = _dense(x, kernels)
+    y = y if scalar else _dense(y, kernels)
+    if x is None or y is None:
         return None
     out = numpy.empty(x.shape, x.dtype)
     with _one_at_a_time:
@@ -163,6 +176,27 @@ def contiguous(array):
     out = numpy.empty(array.shape, array.dtype)
     with _one_at_a_time:
         kernels.COPIES[array.ndim](array, out)
+    return out
+
+
+def aligned(array):
+    """``array`` itself where it is C-contiguous and starts on a cache line, else such a copy
+    (``host_memory.empty_aligned``), made on all cores where it is large (the transposed weight of an LSTM layer with
+    256 hidden units took 310 us on one core of the 2-core VM, 180 on both).
+
+        >>> copy = aligned(numpy.arange(12, dtype=numpy.float32).reshape(3, 4).T)
+        >>> host_memory.is_aligned(copy), aligned(copy) is copy
+        (True, True)
+    """
+    if host_memory.is_aligned(array):
+        return array
+    out = host_memory.empty_aligned(array.shape, array.dtype)
+    kernels = _copying(array)
+    if kernels is None:
+        out[...] = array
+    else:
+        with _one_at_a_time:
+            kernels.COPIES[array.ndim](array, out)
     return out
 
 
@@ -299,6 +333,8 @@ def lstm_forward_sequence(projected, first_hidden, first_cell, weight_hh, gates,
     kernels = _lstm_sequence_kernels(weight_hh)
     if kernels is None:
         return False
+    # The arrays its products read, on cache lines (``host_memory``; the caller's results come so: ``empty``)
+    weight_hh, first_hidden = aligned(weight_hh), aligned(first_hidden)
     with _one_at_a_time:
         kernels.lstm_forward_sequence(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse,
                                       _lstm_slices(kernels, cells.shape[2]))
@@ -312,10 +348,10 @@ def lstm_backward_sequence(gates, cells, first_cell, weight_hh, grad_outputs, gr
     kernels = _lstm_sequence_kernels(weight_hh)
     if kernels is None:
         return False
+    weight_hh_t = aligned(weight_hh.T)  # before taking the kernels: the copy takes them too
     with _one_at_a_time:
-        kernels.lstm_backward_sequence(gates, cells, first_cell, numpy.ascontiguousarray(weight_hh.T), grad_outputs,
-                                       grad_hidden, grad_cell, grad_gates, reverse,
-                                       _lstm_slices(kernels, cells.shape[2]))
+        kernels.lstm_backward_sequence(gates, cells, first_cell, weight_hh_t, grad_outputs, grad_hidden, grad_cell,
+                                       grad_gates, reverse, _lstm_slices(kernels, cells.shape[2]))
     return True
 
 
@@ -346,14 +382,24 @@ def set_num_threads(count):
         _apply_thread_count(_kernels.numba)
 
 
-def _matches(array, like):
+def _matches(array, like, dense=True):
     return type(array) is numpy.ndarray and array.dtype == like.dtype and array.shape == like.shape \
-        and array.flags.c_contiguous
+        and (array.flags.c_contiguous or not dense)
 
 
-def _usable(x, min_bytes=MIN_BYTES):
-    """The kernels module when ``x`` is a large C-contiguous float32/float64 array and numba is available."""
-    if type(x) is not numpy.ndarray or x.nbytes < min_bytes or x.dtype not in _FLOATS or not x.flags.c_contiguous:
+def _dense(array, kernels):
+    """``array`` where it is C-contiguous, else a copy made on all cores (``contiguous``) where there are enough of
+    them, or None."""
+    if array.flags.c_contiguous:
+        return array
+    return contiguous(array) if kernels.numba.get_num_threads() >= MIN_STRIDED_THREADS else None
+
+
+def _usable(x, min_bytes=MIN_BYTES, dense=True):
+    """The kernels module when ``x`` is a large float32/float64 array (C-contiguous, unless not ``dense``) and numba
+    is available."""
+    if type(x) is not numpy.ndarray or x.nbytes < min_bytes or x.dtype not in _FLOATS or \
+            (dense and not x.flags.c_contiguous):
         return None
     return _loaded()
 

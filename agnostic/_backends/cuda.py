@@ -69,6 +69,11 @@ class CUDABackend:
         either way; the ops' direct plans ask first, to skip ``run``'s own call on the usual path)."""
         return self.index is None or state.current_device() == self.index
 
+    def empty(self, shape, dtype):
+        """An uninitialized array for a kernel's results, on the current device (CuPy's allocations start on
+        256-byte boundaries)."""
+        return require_cupy().empty(shape, dtype)
+
     def scatter_add(self, target, positions, values):
         """``target[positions] += values`` with repeated positions accumulating (CuPy's atomic ``cupy.add.at``:
         floating-point sums in no fixed order, refused in deterministic mode)."""

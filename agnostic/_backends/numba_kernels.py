@@ -333,7 +333,7 @@ def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_ce
 # code; its threads spin briefly before they sleep (``GOMP_SPINCOUNT``, set in ``cpu_kernels``), so that the next
 # step's region finds them awake: 1 to 7 us a step, instead of the 40 us of waking sleeping threads. Through BLAS,
 # a step was a product on BLAS's threads and then a cell pass on one core.
-# The products are dot products, two rows of the batch with four weight rows at once (``_row_products``); their sums
+# The products are dot products, four rows of the batch with four weight rows at once (``_row_products``); their sums
 # are reassociated and their multiply-adds fused, as BLAS's are (``reassoc``, ``contract``). Written as
 # ``acc[j] += x * w[j]`` over the weight's columns instead, they stored their sums as they went: 1.5x to 1.8x slower
 # on the 16-core host's Xeon.
@@ -359,32 +359,43 @@ def _put(out, base, b, n, value, has_base, accumulate):
         out[b, n] = value
 
 
+@numba.njit(error_model="numpy", inline="always")
+def _put_four(out, base, b, n, s0, s1, s2, s3, has_base, accumulate):
+    """``out[b, n:n + 4]`` take four sums (``_put``)."""
+    _put(out, base, b, n, s0, has_base, accumulate)
+    _put(out, base, b, n + 1, s1, has_base, accumulate)
+    _put(out, base, b, n + 2, s2, has_base, accumulate)
+    _put(out, base, b, n + 3, s3, has_base, accumulate)
+
+
 @numba.njit(error_model="numpy", fastmath={"reassoc", "contract"})
 def _row_products(left, weight, first, stop, out, base, has_base):
     """``out[b, n] = base[b, n] + left[b] @ weight[n]`` (``base`` counted only where ``has_base``) for every row ``b``
     of ``left`` (B, K) and the weight rows ``n`` from ``first`` to ``stop`` of ``weight`` (N, K): four weight rows
-    and two rows of ``left`` at once (eight sums, each value read serving four or two), then what remains; blocked
-    as ``_CHUNK`` and ``_TILE_BYTES`` say."""
+    and four rows of ``left`` at once (sixteen sums, each value read serving four), then what remains; blocked as
+    ``_CHUNK`` and ``_TILE_BYTES`` say."""
     rows, columns = left.shape
     quads_end = first + (stop - first) // 4 * 4
     chunk = min(columns, _CHUNK)
-    tile = max(2, _TILE_BYTES // (8 * chunk) * 2)
+    tile = max(4, _TILE_BYTES // (16 * chunk) * 4)
     zero = numpy.float32(0)
     for chunk_start in range(0, columns, chunk):
         chunk_stop = min(columns, chunk_start + chunk)
         accumulate = chunk_start > 0
         for tile_start in range(0, rows, tile):
             tile_stop = min(rows, tile_start + tile)
-            pairs_end = tile_stop - (tile_stop - tile_start) % 2
+            blocks_end = tile_stop - (tile_stop - tile_start) % 4
             for n in range(first, quads_end, 4):
                 w0, w1 = weight[n, chunk_start:chunk_stop], weight[n + 1, chunk_start:chunk_stop]
                 w2, w3 = weight[n + 2, chunk_start:chunk_stop], weight[n + 3, chunk_start:chunk_stop]
-                for b in range(tile_start, pairs_end, 2):
+                for b in range(tile_start, blocks_end, 4):
                     x, y = left[b, chunk_start:chunk_stop], left[b + 1, chunk_start:chunk_stop]
+                    z, u = left[b + 2, chunk_start:chunk_stop], left[b + 3, chunk_start:chunk_stop]
                     x0 = x1 = x2 = x3 = y0 = y1 = y2 = y3 = zero
+                    z0 = z1 = z2 = z3 = u0 = u1 = u2 = u3 = zero
                     for k in range(x.size):
-                        xk, yk = x[k], y[k]
                         v0, v1, v2, v3 = w0[k], w1[k], w2[k], w3[k]
+                        xk, yk, zk, uk = x[k], y[k], z[k], u[k]
                         x0 += xk * v0
                         x1 += xk * v1
                         x2 += xk * v2
@@ -393,15 +404,19 @@ def _row_products(left, weight, first, stop, out, base, has_base):
                         y1 += yk * v1
                         y2 += yk * v2
                         y3 += yk * v3
-                    _put(out, base, b, n, x0, has_base, accumulate)
-                    _put(out, base, b, n + 1, x1, has_base, accumulate)
-                    _put(out, base, b, n + 2, x2, has_base, accumulate)
-                    _put(out, base, b, n + 3, x3, has_base, accumulate)
-                    _put(out, base, b + 1, n, y0, has_base, accumulate)
-                    _put(out, base, b + 1, n + 1, y1, has_base, accumulate)
-                    _put(out, base, b + 1, n + 2, y2, has_base, accumulate)
-                    _put(out, base, b + 1, n + 3, y3, has_base, accumulate)
-                for b in range(pairs_end, tile_stop):
+                        z0 += zk * v0
+                        z1 += zk * v1
+                        z2 += zk * v2
+                        z3 += zk * v3
+                        u0 += uk * v0
+                        u1 += uk * v1
+                        u2 += uk * v2
+                        u3 += uk * v3
+                    _put_four(out, base, b, n, x0, x1, x2, x3, has_base, accumulate)
+                    _put_four(out, base, b + 1, n, y0, y1, y2, y3, has_base, accumulate)
+                    _put_four(out, base, b + 2, n, z0, z1, z2, z3, has_base, accumulate)
+                    _put_four(out, base, b + 3, n, u0, u1, u2, u3, has_base, accumulate)
+                for b in range(blocks_end, tile_stop):
                     x = left[b, chunk_start:chunk_stop]
                     x0 = x1 = x2 = x3 = zero
                     for k in range(x.size):
@@ -410,10 +425,7 @@ def _row_products(left, weight, first, stop, out, base, has_base):
                         x1 += xk * w1[k]
                         x2 += xk * w2[k]
                         x3 += xk * w3[k]
-                    _put(out, base, b, n, x0, has_base, accumulate)
-                    _put(out, base, b, n + 1, x1, has_base, accumulate)
-                    _put(out, base, b, n + 2, x2, has_base, accumulate)
-                    _put(out, base, b, n + 3, x3, has_base, accumulate)
+                    _put_four(out, base, b, n, x0, x1, x2, x3, has_base, accumulate)
             for n in range(quads_end, stop):
                 w = weight[n, chunk_start:chunk_stop]
                 for b in range(tile_start, tile_stop):

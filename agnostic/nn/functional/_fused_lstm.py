@@ -48,9 +48,9 @@ class LSTMLayer(Function):
                 backend.ops.add_row(projected, bias_ih._data + bias_hh._data)
             projected = projected.reshape(steps, batch, 4 * size)
             recurrent = xp.empty((batch, 4 * size), projected.dtype)
-            gates = xp.empty((steps, batch, 4 * size), projected.dtype)
-            cells = xp.empty((steps, batch, size), projected.dtype)
-            outputs = xp.empty((steps, batch, size), projected.dtype)
+            gates = backend.empty((steps, batch, 4 * size), projected.dtype)
+            cells = backend.empty((steps, batch, size), projected.dtype)
+            outputs = backend.empty((steps, batch, size), projected.dtype)
             first_hidden = xp.ascontiguousarray(hidden._data)
             first_cell = xp.ascontiguousarray(cell._data)
             backend.ops.lstm_forward_steps(projected, first_hidden, first_cell, xp.ascontiguousarray(weight_hh._data),
@@ -77,10 +77,10 @@ class LSTMLayer(Function):
         with backend.activate():
             grad_outputs = (xp.zeros((steps, batch, size), dtype) if grad_output is None
                             else xp.ascontiguousarray(grad_output._data, dtype))
-            grad_state_hidden = _fresh(xp, grad_hidden, (batch, size), dtype)
-            grad_state_cell = _fresh(xp, grad_cell, (batch, size), dtype)
+            grad_state_hidden = _fresh(backend, grad_hidden, (batch, size), dtype)
+            grad_state_cell = _fresh(backend, grad_cell, (batch, size), dtype)
             spare = xp.empty((batch, size), dtype)
-            grad_gates = xp.empty((steps, batch, 4 * size), dtype)
+            grad_gates = backend.empty((steps, batch, 4 * size), dtype)
             backend.ops.lstm_backward_steps(gates, cells, first_cell, xp.ascontiguousarray(weight_hh._data),
                                             grad_outputs, grad_state_hidden, grad_state_cell, spare, grad_gates,
                                             ctx.reverse)
@@ -106,9 +106,11 @@ class LSTMLayer(Function):
         return tuple(grads) + (None, None)
 
 
-def _fresh(xp, grad, shape, dtype):
-    """A writable copy of an incoming state gradient, zeros where none came."""
-    return xp.zeros(shape, dtype) if grad is None else xp.array(grad._data, dtype, copy=True, order="C")
+def _fresh(backend, grad, shape, dtype):
+    """A writable copy of an incoming state gradient (``backend.empty``'s layout), zeros where none came."""
+    fresh = backend.empty(shape, dtype)
+    fresh[...] = 0 if grad is None else grad._data
+    return fresh
 
 
 def _previous_states(xp, outputs, first_hidden, reverse):
