@@ -171,12 +171,7 @@ def contiguous(array):
     if type(array) is not numpy.ndarray or array.ndim < 2 or array.flags.c_contiguous:
         return None
     kernels = _copying(array)
-    if kernels is None:
-        return None
-    out = numpy.empty(array.shape, array.dtype)
-    with _one_at_a_time:
-        kernels.COPIES[array.ndim](array, out)
-    return out
+    return None if kernels is None else _copied(kernels, array, numpy.empty(array.shape, array.dtype))
 
 
 def aligned(array):
@@ -194,9 +189,14 @@ def aligned(array):
     kernels = _copying(array)
     if kernels is None:
         out[...] = array
-    else:
-        with _one_at_a_time:
-            kernels.COPIES[array.ndim](array, out)
+        return out
+    return _copied(kernels, array, out)
+
+
+def _copied(kernels, array, out):
+    """``out``, ``array`` copied into it on all cores (2-D to 4-D, of one shape)."""
+    with _one_at_a_time:
+        kernels.COPIES[array.ndim](array, out)
     return out
 
 

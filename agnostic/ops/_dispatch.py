@@ -265,6 +265,13 @@ def _write_one_out(out, result, name, cast):
         out._device.backend.xp.copyto(out._data, result._data, casting="unsafe")
 
 
+def out_with_grad_error(name):
+    """PyTorch's RuntimeError for a call of ``name`` with ``out=`` on arguments that require grad (autograd can't
+    follow a result written into an existing tensor)."""
+    return RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, but one "
+                        "of the arguments requires grad.")
+
+
 def factory_out(factory):
     """``factory`` (``zeros``, ``arange``, ``rand``...) with PyTorch's keyword-only ``out=``: the values are made
     in ``out``'s dtype and on its device (a ``dtype`` or ``device`` given must be those) and written into ``out``,
@@ -283,11 +290,10 @@ def factory_out(factory):
             return factory(*args, **kwargs)
         check_tensor(name, out, None, "out")
         if out.requires_grad:
-            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                               "differentiation, but one of the arguments requires grad.")
-        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
-        if dtype is not None and _dtypes.as_dtype(dtype) != out.dtype:
-            raise RuntimeError(f"{name}(): dtype {_dtypes.as_dtype(dtype).name} does not match dtype of out parameter "
+            raise out_with_grad_error(name)
+        dtype, device = _dtypes.as_dtype(kwargs.pop("dtype", None)), kwargs.pop("device", None)
+        if dtype is not None and dtype != out.dtype:
+            raise RuntimeError(f"{name}(): dtype {dtype.name} does not match dtype of out parameter "
                                f"({out.dtype.name}); pass one of them only, or the same")
         if device is not None and as_device(device).type != out._device.type:
             raise RuntimeError(f"{name}(): device type {as_device(device).type} does not match device type of out "

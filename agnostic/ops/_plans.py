@@ -16,8 +16,8 @@ from .._device import CPU
 from .._tensor import TensorBase, _check_broadcast_into, wrap
 from ..autograd import tracking
 from ._dispatch import (
-    Result, as_operand, broadcasting, check_same_device, check_tensor, operand_array, raise_broadcast_error,
-    result_dtype, write_out, write_result,
+    Result, as_operand, broadcasting, check_same_device, check_tensor, operand_array, out_with_grad_error,
+    raise_broadcast_error, result_dtype, write_out, write_result,
 )
 from ._tracing import Traced
 from .creation import as_tensor
@@ -352,8 +352,7 @@ def _recording_plan(op, operands):
         if not needs_grad(operands):
             return compute(*operands_and_out)  # in place (``out`` is the first operand) stays in place
         if out is not None:
-            raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic "
-                               "differentiation, but one of the arguments requires grad.")
+            raise out_with_grad_error(op.name)
         output = compute(*operands_and_out)
         if op.backward is None:
             return output

@@ -20,7 +20,7 @@ from .._tensor import TensorBase, _check_writable
 from ..autograd import tracking
 from ..autograd.derivatives import zero
 from ._binding import Binding, variadic_by_name
-from ._dispatch import Result, result_dtype, signature_with_out, write_out, write_result
+from ._dispatch import Result, out_with_grad_error, result_dtype, signature_with_out, write_out, write_result
 from ._docstrings import inplace_doc, operator_doc
 from ._formulas import backward_rule, formulas_rule
 from ._plans import NOTHING_RECENT, binary_caller, forget, unary_caller
@@ -287,8 +287,7 @@ class Composite:
                     tracking.views.mark_views(args[0], output, None, (), node_name, recorded=False)
                 return output
             if kwargs.get("out") is not None:
-                raise RuntimeError(f"{self.name}(): functions with out=... arguments don't support automatic "
-                                   "differentiation, but one of the arguments requires grad.")
+                raise out_with_grad_error(self.name)
             plain_args = [detached(value) for value in args]
             plain_kwargs = {name: detached(value) for name, value in kwargs.items()} if kwargs else kwargs
             output = forward(*plain_args, **plain_kwargs)
@@ -309,8 +308,7 @@ class Composite:
             if out is None:
                 return function(*args, **kwargs)
             if needs_grad(args, kwargs) or needs_grad(out if isinstance(out, (tuple, list)) else (out,)):
-                raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                                   "differentiation, but one of the arguments requires grad.")
+                raise out_with_grad_error(name)
             return write_out(out, function(*args, **kwargs), name, cast)
         with_out.__signature__ = signature_with_out(self.signature)
         return _named(with_out, name, self.doc, self.namespace)
