@@ -75,6 +75,7 @@ def test_the_lookups_of_the_launching_modules_are_declared():
     expected = {("agnostic_relu_gradient", None), ("agnostic_cross_entropy_backward", None)}
     expected |= {(f"agnostic_cross_entropy_{part}", d) for part in ("block", "rows", "total") for d in floats}
     expected |= {("agnostic_column_sums", d) for d in floats}
+    expected |= {("agnostic_whole_sum", d) for d in floats}
     updates = (_fused.SGD, _fused.ADAM, _fused.RMSPROP, _fused.ADAM_CAPTURABLE, _fused.COUNT)
     expected |= {(update.kernel_name, d) for update in updates for d in _fused._KERNEL_COMPUTE}
     expected |= {(f"philox_{kind}_{d.name}", None) for kind in ("uniform", "normal", "dropout") for d in floats}
@@ -165,6 +166,7 @@ def test_every_declared_kernel_runs_on_each_cuda_device(cuda_device, monkeypatch
         _run_relu_gradient(rng, cuda_device)
         _run_cross_entropy(rng, cuda_device)
         _run_column_sums(cupy, rng, cuda_device)
+        _run_whole_sum(rng, cuda_device)
         _run_optimizers(cupy, rng)
         _run_philox(cuda_device)
         _run_divisions(rng, cuda_device)
@@ -318,6 +320,15 @@ def _run_column_sums(cupy, rng, device):
         # the usual bound on a sum's rounding error, whatever the order of its additions
         bound = len(rows) * numpy.finfo(dtype).eps * numpy.abs(rows).sum(0)
         assert numpy.all(numpy.abs(sums - rows.astype(numpy.float64).sum(0)) <= bound)
+
+
+def _run_whole_sum(rng, device):
+    for dtype in ("float32", "float64"):
+        values = rng.standard_normal(1000).astype(dtype)
+        x = agnostic.tensor(values, device=device)
+        bound = len(values) * numpy.finfo(dtype).eps * numpy.abs(values).sum()
+        assert abs(x.sum().item() - values.astype(numpy.float64).sum()) <= bound
+        assert abs(x.mean().item() - values.astype(numpy.float64).mean()) <= bound / len(values)
 
 
 _OPTIMIZER_CASES = {  # scalars and flags of one step each

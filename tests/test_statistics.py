@@ -446,11 +446,33 @@ def test_tensor_methods_exist_as_in_pytorch(device):
 @pytest.mark.parametrize("numpy_takes_out_ellipsis", [True, False])
 def test_whole_reductions_give_0_dim_arrays_with_or_without_numpys_out_ellipsis(monkeypatch, numpy_takes_out_ellipsis):
     """NumPy 2.3 and later return the arrays themselves (``out=...``); before, the scalars are made arrays again."""
-    from agnostic.ops import reduction
-    monkeypatch.setattr(reduction, "OUT_ELLIPSIS", numpy_takes_out_ellipsis and reduction.OUT_ELLIPSIS)
+    from agnostic._backends import cpu_ops
+    monkeypatch.setattr(cpu_ops, "OUT_ELLIPSIS", numpy_takes_out_ellipsis and cpu_ops.OUT_ELLIPSIS)
     values = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
     x = agnostic.from_numpy(values)
     for result, expected in ((x.sum(), values.sum()), (x.max(), values.max()), (x.min(), values.min()),
                              (x.sum(keepdim=True), values.sum(keepdims=True))):
         assert type(result._data) is np.ndarray and result.dtype == agnostic.float32
         assert result.shape == expected.shape and result.item() == expected.item()
+
+
+@pytest.mark.parametrize("size", [1, 31, 512, 2051, 8192, 8193, 20000])
+@pytest.mark.parametrize("dtype", [agnostic.float32, agnostic.float64])
+def test_whole_sum_and_mean_match_numpy_on_every_device(device, size, dtype):
+    """A sum or mean of every element: CUDA reduces a small contiguous array in one block of one kernel (up to 8192
+    elements), larger or strided ones through CuPy; every path agrees with NumPy's float64 result to the dtype's
+    rounding, gives the same bits when repeated, keeps ``keepdim``'s shape, and lets NaN and infinity through."""
+    values = np.random.default_rng(size).standard_normal(size).astype(dtype.numpy_dtype) + 0.25
+    x = agnostic.tensor(values, device=device)
+    tolerance = 1e-5 if dtype is agnostic.float32 else 1e-12
+    for result, expected in ((x.sum(), values.astype(np.float64).sum()), (x.mean(), values.astype(np.float64).mean()),
+                             (x[::2].sum(), values[::2].astype(np.float64).sum())):
+        assert result.dtype == dtype and result.shape == () and result.device == x.device
+        assert abs(result.item() - expected) <= tolerance * max(1.0, np.abs(values).sum())
+    assert x.sum().item() == x.sum().item() and x.mean().item() == x.mean().item()
+    kept = x.reshape(1, -1).mean(keepdim=True)
+    assert kept.shape == (1, 1) and kept.item() == x.mean().item()
+    for special in (float("nan"), float("inf"), -float("inf")):
+        y = x.clone()
+        y[size // 2] = special
+        assert np.array_equal(y.sum().cpu().numpy(), np.array(special, dtype=dtype.numpy_dtype), equal_nan=True)

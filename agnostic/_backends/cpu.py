@@ -21,19 +21,6 @@ NO_SWITCH = _NoSwitch()
 _ndarray = numpy.ndarray
 
 
-def _takes_out_ellipsis():
-    """Whether NumPy's ufuncs take ``out=...`` (NumPy 2.3 and later): the result is then an array even where it
-    has no dimensions, instead of a NumPy scalar that ``numpy.asarray`` must turn back into one (1.5 times the
-    cost of a small reduction)."""
-    try:
-        return numpy.add.reduce(numpy.zeros(1), out=...).__class__ is _ndarray
-    except (TypeError, ValueError):
-        return False
-
-
-OUT_ELLIPSIS = _takes_out_ellipsis()
-
-
 class CPUBackend:
     """What computing on the CPU means: NumPy as the array namespace, nothing to make current or to wait for, and
     results that NumPy may give as scalars turned back into 0-dim arrays.

@@ -431,6 +431,42 @@ __global__ void agnostic_column_sums(const T* rows, T* out, long long n_rows, lo
 _declares("agnostic_column_sums", _FLOATS)(_template("agnostic_column_sums", _COLUMN_SUMS_SOURCE))
 
 
+# ----- a small array's sum or mean (cuda_ops.whole_reduction) -----------------------------------------------------
+# One block: each thread adds every blockDim-th element into four running sums, the block's threads then add theirs
+# by warp shuffles (a fixed order: the same bits on every run). CuPy's own sum goes through CUB, which allocates a
+# scratch buffer on every call; a mean adds a division kernel. ``divisor`` is 1 for a sum (exact) and the count for a
+# mean, which is the sum divided by the count in the dtype, as CuPy's and NumPy's means compute it.
+WHOLE_REDUCTION_THREADS = 512
+_WHOLE_SUM_SOURCE = r"""
+template <typename T>
+__global__ void agnostic_whole_sum(const T* x, T* out, long long n, long long divisor) {
+    __shared__ T partial[32];
+    const long long stride = blockDim.x;
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    long long i = threadIdx.x;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        s0 += x[i];
+        s1 += x[i + stride];
+        s2 += x[i + 2 * stride];
+        s3 += x[i + 3 * stride];
+    }
+    for (; i < n; i += stride) s0 += x[i];
+    T s = (s0 + s1) + (s2 + s3);
+    for (int offset = 16; offset; offset >>= 1) s += __shfl_down_sync(0xffffffffu, s, offset);
+    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < (blockDim.x >> 5) ? partial[threadIdx.x] : (T)0;
+        for (int offset = 16; offset; offset >>= 1) s += __shfl_down_sync(0xffffffffu, s, offset);
+        if (threadIdx.x == 0) *out = s / (T)divisor;
+    }
+}
+"""
+
+
+_declares("agnostic_whole_sum", _FLOATS)(_template("agnostic_whole_sum", _WHOLE_SUM_SOURCE))
+
+
 # ----- matrix products inside a CUDA graph capture (agnostic.cuda.graphs) -------------------------------------------
 # CuPy refuses cuBLAS calls while a stream captures, so a captured ``a @ b`` is computed by agnostic's own kernels.
 # Float32 and float64 matrices use a tiled product (half precision is computed in float32 and rounded once, as

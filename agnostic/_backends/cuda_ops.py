@@ -84,6 +84,28 @@ def column_sums(array):
     return out
 
 
+def whole_reduction(array, name, keepdim):
+    """``array``'s ``name`` (sum, mean, max or min) over every element, a 0-dim array (all dimensions 1 with
+    ``keepdim``) on the current device. A sum or mean of a small contiguous float32/float64 array is one kernel of
+    one block (CuPy's allocates CUB's scratch buffer on every call, and a mean launches a division after it); CuPy's
+    method otherwise."""
+    if name in _ONE_BLOCK_DIVISORS and array.size <= _ONE_BLOCK_SIZE and array.dtype in _FLOATS \
+            and array.flags.c_contiguous:
+        size = array.size
+        out = require_cupy().empty((1,) * array.ndim if keepdim else (), array.dtype)
+        cuda_kernels.kernel("agnostic_whole_sum", array.dtype)(
+            (1,), (cuda_kernels.WHOLE_REDUCTION_THREADS,), (array, out, size, size if name == "mean" else 1))
+        return out
+    return getattr(array, name)(keepdims=keepdim)
+
+
+_ONE_BLOCK_DIVISORS = frozenset(("sum", "mean"))
+# Elements up to which one block reduces an array (16 loads a thread): at most a few microseconds of GPU time, less
+# than the host takes to launch the next op; larger arrays take CuPy's reduction over the whole GPU.
+_ONE_BLOCK_SIZE = 1 << 13
+_FLOATS = frozenset((numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)))
+
+
 def cross_entropy_forward(logits, labels, ignore_index, mean):
     """CuPy, on the current device: the same, from one kernel (two for many rows) and one read-back."""
     cupy = require_cupy()
