@@ -103,13 +103,20 @@ _STRIDED = {
 }
 
 
+def _assert_numpys_result(result, expected):
+    """NumPy's bits, laid out as NumPy lays out the result (its strides)."""
+    _assert_same_bits(result, expected)
+    assert result.strides == expected.strides
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("layout", sorted(_STRIDED))
 @pytest.mark.parametrize("name, ufunc", [("add", numpy.add), ("sub", numpy.subtract), ("mul", numpy.multiply),
                                          ("div", numpy.divide)])
-def test_strided_operands_are_copied_dense_on_all_cores_then_computed(dtype, layout, name, ufunc, monkeypatch):
-    """A transposed, expanded or sliced operand (2-D to 4-D) goes through the kernels after a multi-core copy, with
-    NumPy's bits: beside a dense operand, another strided one, or a number."""
+def test_strided_operands_give_numpys_bits_and_layout(dtype, layout, name, ufunc, monkeypatch):
+    """A transposed, expanded or sliced operand (2-D to 4-D) goes through the kernels, reordered as NumPy's result
+    and copied dense on all cores where it still isn't, with NumPy's bits and NumPy's result layout: beside a dense
+    operand, another strided one, or a number; relu too."""
     monkeypatch.setattr(cpu_kernels, "MIN_STRIDED_THREADS", 1)  # whatever this machine's count
     rng = numpy.random.default_rng(0)
     shape, view = _STRIDED[layout]
@@ -117,22 +124,33 @@ def test_strided_operands_are_copied_dense_on_all_cores_then_computed(dtype, lay
     dense = rng.standard_normal(strided.shape).astype(dtype)
     assert not strided.flags.c_contiguous and strided.nbytes >= cpu_kernels.MIN_BYTES
     for x, y in ((strided, dense), (dense, strided), (strided, strided)):
-        _assert_same_bits(cpu_kernels.binary(name, x, y), ufunc(x, y))
-    _assert_same_bits(cpu_kernels.binary(name, strided, 3), ufunc(strided, dtype(3)))
+        _assert_numpys_result(cpu_kernels.binary(name, x, y), ufunc(x, y))
+    _assert_numpys_result(cpu_kernels.binary(name, strided, 3), ufunc(strided, dtype(3)))
+    _assert_numpys_result(cpu_kernels.relu(strided), numpy.maximum(strided, 0))
     if layout != "expanded":  # a read-only view: not a tensor's memory
         operator = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__"}[name]
-        _assert_same_bits(getattr(agnostic.from_numpy(strided), operator)(agnostic.from_numpy(dense)).numpy(),
-                          ufunc(strided, dense))
+        tensor = agnostic.from_numpy(strided)
+        _assert_numpys_result(getattr(tensor, operator)(agnostic.from_numpy(dense)).numpy(), ufunc(strided, dense))
+        _assert_numpys_result(getattr(tensor, operator)(tensor).numpy(), ufunc(strided, strided))
 
 
-def test_strided_operands_keep_numpys_pass_on_fewer_threads_than_it_takes(monkeypatch):
+def test_strided_operands_keep_numpys_pass_on_fewer_threads_than_a_copy_takes(monkeypatch):
+    """Below MIN_STRIDED_THREADS, operands that would need a copy go to NumPy; transposed operands of a transposed
+    result need none, and take the kernels on any number of threads."""
     monkeypatch.setattr(cpu_kernels, "MIN_STRIDED_THREADS", numba.get_num_threads() + 1)
-    shape, view = _STRIDED["transposed"]
-    strided = view(numpy.random.default_rng(0).standard_normal(shape).astype(numpy.float32))
-    assert cpu_kernels.binary("add", strided, strided) is None
-    dense = numpy.ascontiguousarray(strided)
+    rng = numpy.random.default_rng(0)
+    shape, view = _STRIDED["sliced 2-D"]
+    sliced = view(rng.standard_normal(shape).astype(numpy.float32))
+    assert cpu_kernels.binary("add", sliced, sliced) is None and cpu_kernels.relu(sliced) is None
+    dense = numpy.ascontiguousarray(sliced)
     assert cpu_kernels.binary("add", dense, dense) is not None
-    _assert_same_bits((agnostic.from_numpy(strided) + agnostic.from_numpy(dense)).numpy(), strided + dense)
+    _assert_numpys_result((agnostic.from_numpy(sliced) + agnostic.from_numpy(dense)).numpy(), sliced + dense)
+    shape, view = _STRIDED["transposed"]
+    transposed = view(rng.standard_normal(shape).astype(numpy.float32))
+    _assert_numpys_result(cpu_kernels.binary("add", transposed, transposed), transposed + transposed)
+    _assert_numpys_result(cpu_kernels.relu(transposed), numpy.maximum(transposed, 0))
+    ordered = numpy.ascontiguousarray(transposed)  # C's order: a result in it would take a copy of ``transposed``
+    assert cpu_kernels.binary("add", transposed, ordered) is None
 
 
 def test_the_kernels_take_large_contiguous_floats_of_one_dtype_and_shape():

@@ -84,13 +84,14 @@ _lock = threading.Lock()
 
 
 def relu(x):
-    """``numpy.maximum(x, 0)`` in a new array, or None."""
-    kernels = _usable(x)
-    if kernels is None:
+    """``numpy.maximum(x, 0)`` in a new array laid out as NumPy's (``_in_result_order``), or None."""
+    kernels = _usable(x, dense=False)
+    prepared = None if kernels is None else _in_result_order(kernels, x)
+    if prepared is None:
         return None
-    out = numpy.empty(x.shape, x.dtype)
+    out, target, (x,) = prepared
     with _one_at_a_time:
-        kernels.relu(x.reshape(-1), out.reshape(-1))
+        kernels.relu(x.reshape(-1), target.reshape(-1))
     return out
 
 
@@ -107,26 +108,50 @@ def relu_gradient(grad, x):
 
 def binary(name, x, y):
     """``x + y``, ``x - y``, ``x * y`` or ``x / y`` (``name``: add, sub, mul, div) of two arrays of one dtype and
-    shape, or of an array and a Python number (converted to the array's dtype first, as NumPy does), in a new
-    array, or None. With ``MIN_STRIDED_THREADS`` threads or more, a strided operand (a transposed, sliced or
-    expanded view, 2-D to 4-D) is first copied into a dense one on all cores (``contiguous``)."""
+    shape, or of an array and a Python number (converted to the array's dtype first, as NumPy does), in a new array
+    laid out as NumPy's (``_in_result_order``: transposed operands of a transposed result need no copy), or None."""
     kernels = _usable(x, dense=False)
     if kernels is None:
         return None
     scalar = type(y) in _PYTHON_NUMBERS
     if not scalar and not _matches(y, x, dense=False):
         return None
-    x = _dense(x, kernels)
-    y = y if scalar else _dense(y, kernels)
-    if x is None or y is None:
+    prepared = _in_result_order(kernels, x) if scalar else _in_result_order(kernels, x, y)
+    if prepared is None:
         return None
-    out = numpy.empty(x.shape, x.dtype)
+    out, target, operands = prepared
     with _one_at_a_time:
         if scalar:
-            kernels.WITH_SCALAR[name](x.reshape(-1), x.dtype.type(y), out.reshape(-1))
+            kernels.WITH_SCALAR[name](operands[0].reshape(-1), x.dtype.type(y), target.reshape(-1))
         else:
-            kernels.BINARY[name](x.reshape(-1), y.reshape(-1), out.reshape(-1))
+            kernels.BINARY[name](operands[0].reshape(-1), operands[1].reshape(-1), target.reshape(-1))
     return out
+
+
+def _in_result_order(kernels, *arrays):
+    """What a flat elementwise kernel over ``arrays`` (one shape and dtype) needs: ``(out, target, dense)``, ``out``
+    its uninitialized result laid out as NumPy lays out a ufunc's (its iterator's axis order, which follows the
+    operands where they agree and is C's where they don't: PyTorch's strides in those cases), ``target`` a
+    C-contiguous view of ``out`` with its axes reordered so, and ``dense`` the arrays with their axes reordered the
+    same way, each C-contiguous (a transposed operand of a transposed result already is; others are copied on all
+    cores with ``MIN_STRIDED_THREADS`` threads or more, ``contiguous``). None where a copy would be needed and can't
+    be made here.
+
+        >>> x = numpy.arange(6.0).reshape(2, 3).T
+        >>> out, target, (dense,) = _in_result_order(None, x)
+        >>> out.strides == x.strides, target.flags.c_contiguous, dense.flags.c_contiguous
+        (True, True, True)
+    """
+    if all(array.flags.c_contiguous for array in arrays):
+        out = numpy.empty(arrays[0].shape, arrays[0].dtype)
+        return out, out, arrays
+    out = numpy.nditer(arrays + (None,), flags=("zerosize_ok",), order="K",
+                       op_flags=[("readonly",)] * len(arrays) + [("writeonly", "allocate")]).operands[-1]
+    order = sorted(range(out.ndim), key=lambda axis: -out.strides[axis])
+    dense = tuple(_dense(array.transpose(order), kernels) for array in arrays)
+    if any(array is None for array in dense):
+        return None
+    return out, out.transpose(order), dense
 
 
 def add_row(matrix, row):
@@ -392,7 +417,9 @@ def _dense(array, kernels):
     them, or None."""
     if array.flags.c_contiguous:
         return array
-    return contiguous(array) if kernels.numba.get_num_threads() >= MIN_STRIDED_THREADS else None
+    if kernels is None or kernels.numba.get_num_threads() < MIN_STRIDED_THREADS:
+        return None
+    return contiguous(array)
 
 
 def _usable(x, min_bytes=MIN_BYTES, dense=True):

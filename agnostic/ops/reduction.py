@@ -11,7 +11,7 @@ from collections import namedtuple
 import numpy
 
 from .. import _autocast, _dtypes
-from .._tensor import TensorBase, _check_writable, _normalize_dim, wrap
+from .._tensor import TensorBase, _check_writable, _normalize_dim
 from ._dispatch import check_tensor, finish, operand_array, write_result
 from ._registry import composite, in_place_of, public_names, tensor_method
 from .creation import arange, ones, zeros_like
