@@ -88,7 +88,11 @@ def whole_reduction(array, name, keepdim):
     """``array``'s ``name`` (sum, mean, max or min) over every element, a 0-dim array (all dimensions 1 with
     ``keepdim``) on the current device. A sum or mean of a small contiguous float32/float64 array is one kernel of
     one block (CuPy's allocates CUB's scratch buffer on every call, and a mean launches a division after it); CuPy's
-    method otherwise."""
+    method otherwise.
+
+        >>> whole_reduction(require_cupy().arange(4, dtype=numpy.float32), "mean", False)  # doctest: +SKIP
+        array(1.5, dtype=float32)
+    """
     if name in _ONE_BLOCK_DIVISORS and array.size <= _ONE_BLOCK_SIZE and array.dtype in _FLOATS \
             and array.flags.c_contiguous:
         size = array.size
