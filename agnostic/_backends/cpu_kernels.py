@@ -53,8 +53,9 @@ MIN_FUSED_BYTES = 1 << 18
 MIN_UPDATE_BYTES = 1 << 16
 # threads -> bytes from which an update takes them all (other thread counts: MIN_FUSED_BYTES)
 _PARALLEL_UPDATE_BYTES = {1: float("inf"), 2: 4 << 20, 3: 2 << 20, 4: 1 << 20}
-# An op on a large strided operand copies it dense and computes on all cores from this many threads; with fewer, the
-# copy and the op each waking the threads cost more than NumPy's one-core strided pass. 64 x 32 x 256 float32, after
+# An op on a large strided operand that isn't dense in its result's axis order (``_in_result_order``: a transposed
+# operand of a transposed result is) copies it dense and computes on all cores from this many threads; with fewer,
+# the copy and the op each waking the threads cost more than NumPy's one-core strided pass. 64 x 32 x 256 float32, after
 # a 2 ms pause (hot threads in brackets), NumPy against the kernels: a sum beside a transposed view, 16-core host 837
 # against 200 us (654 / 111), 2-core VM 299 against 418 (193 / 109); an expanded view divided by a number, 260 / 187
 # (225 / 52) and 83 / 294 (68 / 90).

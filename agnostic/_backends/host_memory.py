@@ -15,9 +15,9 @@ when the environment sets ``AGNOSTIC_MALLOC_TUNING=0`` or tunes malloc itself (`
 
 Aligned arrays: NumPy aligns its arrays to 16 bytes, PyTorch's CPU allocator to 64, a cache line. The multi-core
 kernels that give each thread a slice of every row (the LSTM layer's) take 64-byte aligned arrays
-(``empty_aligned``; ``cpu_kernels.aligned`` copies others): else a slice's ends share a line with the next thread's, which the two threads
-then take from each other on every write, and vector loads straddle lines. On a 2-core VM, an LSTM layer's steps
-(batch 64, 256 hidden) ran 1.3x faster forward and backward on aligned arrays.
+(``empty_aligned``; ``cpu_kernels.aligned`` copies others): else a slice's ends share a line with the next
+thread's, which the two threads then take from each other on every write, and vector loads straddle lines. On a
+2-core VM, an LSTM layer's steps (batch 64, 256 hidden) ran 1.3x faster forward and backward on aligned arrays.
 """
 
 import ctypes
