@@ -31,11 +31,11 @@ def get_num_threads():
 
 
 def set_num_threads(count):
-    """Use ``count`` threads for CPU ops: BLAS's, in every BLAS library loaded, and the multi-core elementwise
-    kernels' (for the calling thread, as OpenMP's and PyTorch's count). ``set_num_threads(1)`` in each of several
-    processes keeps them from competing for the cores, as PyTorch's DataLoader workers do (agnostic's use one thread
-    each). Where no BLAS library is found, this warns that only ``OMP_NUM_THREADS`` (set before Python starts) can
-    change BLAS's.
+    """Use ``count`` threads for CPU ops: BLAS's, in every BLAS library loaded (and in SciPy's, when numba's kernels
+    or a linear-algebra op load it later), and the multi-core elementwise kernels' (for the calling thread, as
+    OpenMP's and PyTorch's count). ``set_num_threads(1)`` in each of several processes keeps them from competing for
+    the cores, as PyTorch's DataLoader workers do (agnostic's use one thread each). Where no BLAS library is found,
+    this warns that only ``OMP_NUM_THREADS`` (set before Python starts) can change BLAS's.
 
         >>> previous = agnostic.get_num_threads()
         >>> agnostic.set_num_threads(1)

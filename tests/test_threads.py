@@ -1,5 +1,8 @@
 """set_num_threads / get_num_threads: PyTorch's names and errors; they set the CPU's BLAS threads."""
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy
@@ -33,6 +36,34 @@ def test_set_num_threads_is_what_get_num_threads_reports(count, restore_threads)
     a = agnostic.randn(300, 200)
     b = agnostic.randn(200, 100)
     numpy.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+_LATER_LIBRARY = """
+import sys, numpy, threadpoolctl, agnostic
+from agnostic._backends import cpu_kernels
+agnostic.set_num_threads(1)
+loaded_before = "scipy.linalg" in sys.modules
+{work}
+pools = [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+print(loaded_before, "scipy.linalg" in sys.modules, bool(cpu_kernels._kernels), agnostic.get_num_threads(), *pools)
+"""
+
+
+@pytest.mark.parametrize("work, numba_loads", [
+    ("agnostic.linalg.lu_factor(agnostic.eye(3))", False),  # SciPy's LAPACK
+    ("agnostic.relu(agnostic.from_numpy(numpy.ones(1 << 22, numpy.float32)))", True),  # numba's first kernel
+])
+def test_the_count_holds_in_blas_libraries_loaded_after_it_was_set(work, numba_loads):
+    # SciPy's OpenBLAS loads with numba's first kernel or a linear-algebra op; it starts with a thread per core.
+    result = subprocess.run([sys.executable, "-c", _LATER_LIBRARY.format(work=work)], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(
+                                agnostic.__file__))})
+    assert result.returncode == 0, result.stderr
+    loaded_before, loaded_after, numba_loaded, count, *pools = result.stdout.split()
+    if numba_loads and numba_loaded == "False":
+        pytest.skip("numba is not installed: no kernel loads SciPy's OpenBLAS")
+    assert (loaded_before, loaded_after) == ("False", "True")  # SciPy's linear algebra loaded after the count was set
+    assert count == "1" and pools and set(pools) == {"1"}
 
 
 @pytest.mark.parametrize("value, message", [

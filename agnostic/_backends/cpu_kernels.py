@@ -32,11 +32,13 @@ True
 import ctypes
 import math
 import os
+import sys
 import threading
 import warnings
 from contextlib import contextmanager, nullcontext
 
 import numpy
+import threadpoolctl
 
 from . import host_memory
 
@@ -77,6 +79,7 @@ _kernels = None  # the numba_kernels module once loaded; False where it can't be
 _loops: dict = {}  # an optimizer's per-element function -> its compiled parallel loop
 _one_at_a_time = nullcontext()  # a lock instead, under numba's workqueue layer (not safe for concurrent calls)
 _requested_threads = None  # set_num_threads's count, applied when numba loads
+_blas_follows = True  # whether SciPy's OpenBLAS, where loaded, runs _requested_threads threads
 # How long GNU OpenMP's threads spin after a parallel region before they sleep (GOMP_SPINCOUNT, about 100 spins a
 # microsecond): long enough for the next region of one kernel (an LSTM's next step) to find them awake, too short to
 # take the cores from BLAS's next product (passive, they would spin for none; by default, for about 3 ms).
@@ -401,11 +404,24 @@ def _lstm_kernels(gates):
 
 
 def set_num_threads(count):
-    """Use ``count`` threads in these kernels (numba's count is per calling thread, as OpenMP's)."""
-    global _requested_threads
+    """Use ``count`` threads in these kernels (numba's count is per calling thread, as OpenMP's), and in the BLAS
+    library that loads with numba or SciPy's linear algebra after this (``follow_thread_count``)."""
+    global _requested_threads, _blas_follows
     _requested_threads = count
+    _blas_follows = False
     if _kernels:
         _apply_thread_count(_kernels.numba)
+
+
+def follow_thread_count():
+    """Give ``set_num_threads``' count to SciPy's OpenBLAS, once it is loaded (by numba's first kernel, or a
+    linear-algebra op through ``scipy.linalg``): a library loaded after the count was set starts with as many
+    threads as there are cores. Costs one dict lookup once done."""
+    global _blas_follows
+    if _blas_follows or _requested_threads is None or "scipy.linalg" not in sys.modules:
+        return
+    threadpoolctl.threadpool_limits(_requested_threads, user_api="blas")
+    _blas_follows = True
 
 
 def _matches(array, like, dense=True):
@@ -507,6 +523,7 @@ def _openmp_loaded():
 def _apply_thread_count(numba):
     if _requested_threads is not None:
         numba.set_num_threads(min(_requested_threads, numba.config.NUMBA_NUM_THREADS))
+    follow_thread_count()  # numba's warm-up loaded SciPy's OpenBLAS
 
 
 def _forked():

@@ -262,6 +262,15 @@ def _scipy_special():
     return scipy.special
 
 
+def _scipy_linalg():
+    """``scipy.linalg`` (its ``blas`` and ``lapack`` modules included), imported on first use, with its OpenBLAS
+    running ``set_num_threads``' count."""
+    import scipy.linalg
+
+    cpu_kernels.follow_thread_count()
+    return scipy.linalg
+
+
 def special_function(name, adjust=None):
     """``f(*arguments)``: SciPy's ``scipy.special.<name>`` of NumPy arrays, in the first array's dtype (see
     ``special.library_function``; SciPy is imported on the first call)."""
@@ -486,15 +495,14 @@ def lu_factor(matrices):
     matrix is factored as well, silently (SciPy would warn)."""
     import warnings
 
-    import scipy.linalg
-
+    linalg = _scipy_linalg()
     count, rows, columns = matrices.shape
     factors = numpy.empty(matrices.shape, matrices.dtype)
     pivots = numpy.empty((count, min(rows, columns)), numpy.int32)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        warnings.simplefilter("ignore", linalg.LinAlgWarning)
         for index in range(count):
-            factors[index], rows_exchanged = scipy.linalg.lu_factor(matrices[index], check_finite=False)
+            factors[index], rows_exchanged = linalg.lu_factor(matrices[index], check_finite=False)
             pivots[index] = rows_exchanged + 1
     return factors, pivots
 
@@ -505,9 +513,7 @@ def solve_triangular(a, b, lower, unit_diagonal):
     upper triangle read, its diagonal taken as ones with ``unit_diagonal``) and (n, k) right-hand sides ``b``, both
     (count, ...): BLAS's ``trsm`` through SciPy, matrix by matrix. trsm rather than SciPy's ``solve_triangular``
     (LAPACK's trtrs), which refuses a zero on the diagonal: PyTorch returns inf/NaN there, as trsm does."""
-    import scipy.linalg.blas
-
-    trsm = scipy.linalg.blas.get_blas_funcs("trsm", (a, b))
+    trsm = _scipy_linalg().blas.get_blas_funcs("trsm", (a, b))
     out = numpy.empty(b.shape, b.dtype)
     for index in range(a.shape[0]):
         out[index] = trsm(1.0, a[index], b[index], lower=int(lower), diag=int(unit_diagonal))
@@ -519,9 +525,7 @@ def ldl_factor(matrices, hermitian):
     LAPACK's ``sytrf`` (``hetrf``) through SciPy on its lower triangle: the packed factors (upper triangle zeroed),
     1-based int32 pivots as LAPACK's (negative for 2 x 2 blocks) and int32 ``info`` (0, or the 1-based index of a
     zero diagonal block of D)."""
-    import scipy.linalg.lapack
-
-    sytrf = scipy.linalg.lapack.get_lapack_funcs("hetrf" if hermitian else "sytrf", (matrices,))
+    sytrf = _scipy_linalg().lapack.get_lapack_funcs("hetrf" if hermitian else "sytrf", (matrices,))
     count, n, _ = matrices.shape
     factors = numpy.empty(matrices.shape, matrices.dtype)
     pivots = numpy.empty((count, n), numpy.int32)
@@ -534,9 +538,7 @@ def ldl_factor(matrices, hermitian):
 def ldl_solve(factors, pivots, b, hermitian):
     """The solutions ``X`` of ``A X = B`` from ``ldl_factor``'s ``factors`` and ``pivots`` of each ``A`` and (n, k)
     right-hand sides ``b`` (stacks of one count), by LAPACK's ``sytrs`` (``hetrs``) through SciPy."""
-    import scipy.linalg.lapack
-
-    sytrs = scipy.linalg.lapack.get_lapack_funcs("hetrs" if hermitian else "sytrs", (factors, b))
+    sytrs = _scipy_linalg().lapack.get_lapack_funcs("hetrs" if hermitian else "sytrs", (factors, b))
     out = numpy.empty(b.shape, b.dtype)
     for index in range(factors.shape[0]):
         out[index], _ = sytrs(factors[index], pivots[index], b[index], lower=1)
@@ -586,14 +588,12 @@ def capturable_matmul(a, b):
 def geqrf(matrices):
     """``(a, tau)``: LAPACK's ``geqrf`` of each matrix of ``matrices`` (..., m, n): R on and above the diagonal,
     the Householder vectors below it, and their scales (..., min(m, n))."""
-    import scipy.linalg.lapack
-
     *batch, rows, columns = matrices.shape
     factored = numpy.empty(matrices.shape, matrices.dtype)
     scales = numpy.zeros((*batch, min(rows, columns)), matrices.dtype)
     if factored.size == 0:
         return factored, scales
-    factor, = scipy.linalg.lapack.get_lapack_funcs(("geqrf",), (matrices,))
+    factor, = _scipy_linalg().lapack.get_lapack_funcs(("geqrf",), (matrices,))
     flat_matrices, flat_factored = matrices.reshape(-1, rows, columns), factored.reshape(-1, rows, columns)
     flat_scales = scales.reshape(-1, scales.shape[-1])
     for index in range(flat_matrices.shape[0]):
