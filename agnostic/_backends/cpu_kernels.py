@@ -416,7 +416,7 @@ def set_num_threads(count):
 def follow_thread_count():
     """Give ``set_num_threads``' count to SciPy's OpenBLAS, once it is loaded (by numba's first kernel, or a
     linear-algebra op through ``scipy.linalg``): a library loaded after the count was set starts with as many
-    threads as there are cores. Costs one dict lookup once done."""
+    threads as there are cores. Once that is done, a call reads one flag."""
     global _blas_follows
     if _blas_follows or _requested_threads is None or "scipy.linalg" not in sys.modules:
         return
