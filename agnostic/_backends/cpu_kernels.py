@@ -405,10 +405,11 @@ def _lstm_kernels(gates):
 
 def set_num_threads(count):
     """Use ``count`` threads in these kernels (numba's count is per calling thread, as OpenMP's), and in the BLAS
-    library that loads with numba or SciPy's linear algebra after this (``follow_thread_count``)."""
+    library that loads with numba or SciPy's linear algebra after this (``follow_thread_count``); the caller
+    (``_threads.set_num_threads``) tells the BLAS libraries loaded already."""
     global _requested_threads, _blas_follows
     _requested_threads = count
-    _blas_follows = False
+    _blas_follows = "scipy.linalg" in sys.modules
     if _kernels:
         _apply_thread_count(_kernels.numba)
 
@@ -470,6 +471,7 @@ def _load():
         if numba_kernels.numba.threading_layer() == "workqueue":
             _one_at_a_time = threading.Lock()
         _apply_thread_count(numba_kernels.numba)
+        follow_thread_count()  # the warm-up loaded SciPy's OpenBLAS
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=_forked)
         _kernels = numba_kernels
@@ -523,7 +525,6 @@ def _openmp_loaded():
 def _apply_thread_count(numba):
     if _requested_threads is not None:
         numba.set_num_threads(min(_requested_threads, numba.config.NUMBA_NUM_THREADS))
-    follow_thread_count()  # numba's warm-up loaded SciPy's OpenBLAS
 
 
 def _forked():
