@@ -627,23 +627,34 @@ def _run_lstm_layer(layer, reverse):
     return written
 
 
+@pytest.mark.parametrize("partition", ["units", "rows"])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("batch, size, threads", [(1, 1, 1), (3, 5, 2), (6, 9, 2), (9, 70, 2), (9, 70, 1),
                                                  (64, 256, 16)])
-def test_the_lstm_layer_kernels_match_the_step_by_step_layer(batch, size, threads, reverse, monkeypatch):
-    """One kernel for every step, each thread owning a slice of the hidden units, gives each step's BLAS product and
-    cell pass's values: every slicing, from four units per thread to all units on one, sizes that fill no whole
-    block of four weight rows or four batch rows, and reductions longer than one chunk (4 * 256 > ``_CHUNK``)."""
+def test_the_lstm_layer_kernels_match_the_step_by_step_layer(batch, size, threads, reverse, partition, monkeypatch):
+    """One kernel for every step, each thread owning a slice of the hidden units (or of the batch rows), gives each
+    step's BLAS product and cell pass's values: every slicing, from four units (one row) per thread to all on one,
+    sizes that fill no whole block of four weight rows or four batch rows, and reductions longer than one chunk
+    (4 * 256 > ``_CHUNK``)."""
     layer = _lstm_layer(batch, size)
     monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", 0)  # no weight is small enough: the steps' path
     stepwise = _run_lstm_layer(layer, reverse)
     monkeypatch.setattr(cpu_kernels, "LSTM_MAX_WEIGHT_SHARE", 1 << 30)
+    monkeypatch.setattr(cpu_kernels, "core_cache_bytes", lambda: 1 << 40 if partition == "rows" else 0)
+    from agnostic._backends import numba_kernels
+    chosen = {}
+    for name in ("lstm_forward_rows", "lstm_forward_sequence", "lstm_backward_rows", "lstm_backward_sequence"):
+        kernel = getattr(numba_kernels, name)
+        monkeypatch.setattr(numba_kernels, name, lambda *arrays, kernel=kernel, name=name:
+                            chosen.setdefault(name, kernel(*arrays)))
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
         sliced = _run_lstm_layer(layer, reverse)
     finally:
         numba.set_num_threads(previous_threads)
+    kind = "rows" if partition == "rows" and batch >= min(threads, numba.config.NUMBA_NUM_THREADS) else "sequence"
+    assert sorted(chosen) == [f"lstm_backward_{kind}", f"lstm_forward_{kind}"]
     for name, expected in stepwise.items():
         assert not numpy.isnan(sliced[name]).any(), name
         numpy.testing.assert_allclose(sliced[name], expected, rtol=1e-4, atol=1e-5, err_msg=name)
@@ -684,6 +695,41 @@ def test_the_lstm_layer_kernels_take_float32_weights_that_fit_the_threads_caches
     assert cpu_kernels._lstm_sequence_kernels(weight.astype(numpy.float64)) is None
     monkeypatch.setattr(cpu_kernels, "_lstm_kernels", lambda weight: None)
     assert cpu_kernels._lstm_sequence_kernels(weight) is None
+
+
+def test_the_lstm_threads_share_the_batch_rows_where_each_gets_one_and_the_weight_fits_a_cores_cache(monkeypatch):
+    """Slices of the batch rows (no barrier a step) where there are at least as many rows as threads and the whole
+    hidden-to-gates weight fits a core's second-level cache; else slices of the hidden units (0)."""
+    from agnostic._backends import numba_kernels
+    threads = numba.get_num_threads()
+    weight = numpy.empty((1024, 256), numpy.float32)  # 1 MiB
+    monkeypatch.setattr(cpu_kernels, "core_cache_bytes", lambda: 1 << 20)
+    assert cpu_kernels._lstm_row_groups(numba_kernels, weight, threads) == threads
+    assert cpu_kernels._lstm_row_groups(numba_kernels, weight, 64 * threads) == threads
+    if threads > 1:
+        assert cpu_kernels._lstm_row_groups(numba_kernels, weight, threads - 1) == 0
+    monkeypatch.setattr(cpu_kernels, "core_cache_bytes", lambda: (1 << 20) - 1)
+    assert cpu_kernels._lstm_row_groups(numba_kernels, weight, 64 * threads) == 0
+
+
+def test_the_core_cache_size_is_the_second_level_data_cache_linux_describes(tmp_path):
+    """``core_cache_bytes`` reads the level-2 data or unified cache of Linux's description, in K, M or bytes, and
+    says 0 where there is none or no description."""
+    def describe(folder, caches):
+        for index, (level, kind, size) in enumerate(caches):
+            entry = folder / f"index{index}"
+            entry.mkdir(parents=True)
+            for name, value in (("level", level), ("type", kind), ("size", size)):
+                (entry / name).write_text(f"{value}\n")
+        return str(folder)
+    server = describe(tmp_path / "server", [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"),
+                                            (3, "Unified", "320M")])
+    assert cpu_kernels.core_cache_bytes(server) == 2 << 20
+    assert cpu_kernels.core_cache_bytes(describe(tmp_path / "bytes", [(2, "Data", "1048576")])) == 1 << 20
+    assert cpu_kernels.core_cache_bytes(describe(tmp_path / "mega", [(2, "Unified", "1M")])) == 1 << 20
+    assert cpu_kernels.core_cache_bytes(describe(tmp_path / "l1", [(1, "Data", "32K"), (2, "Instruction", "1M")])) == 0
+    assert cpu_kernels.core_cache_bytes(str(tmp_path / "missing")) == 0
+    assert cpu_kernels.core_cache_bytes(describe(tmp_path / "odd", [(2, "Unified", "lots")])) == 0
 
 
 @pytest.mark.parametrize("make", [

@@ -332,7 +332,9 @@ def lstm_cell_backward(gates, cell, cell_prev, grad_hidden, grad_output, grad_ce
 # other once (the next step needs every unit's hidden state). Each step is one parallel region, started from compiled
 # code; its threads spin briefly before they sleep (``GOMP_SPINCOUNT``, set in ``cpu_kernels``), so that the next
 # step's region finds them awake: 1 to 7 us a step, instead of the 40 us of waking sleeping threads. Through BLAS,
-# a step was a product on BLAS's threads and then a cell pass on one core.
+# a step was a product on BLAS's threads and then a cell pass on one core. Where the whole weight fits a core's cache,
+# each thread owns a slice of the batch rows instead, for every step, in one region: a row's steps depend on that row
+# alone, so the threads never wait for each other (``lstm_forward_rows``, chosen by ``cpu_kernels``).
 # The products are dot products, four rows of the batch with four weight rows at once (``_row_products``); their sums
 # are reassociated and their multiply-adds fused, as BLAS's are (``reassoc``, ``contract``). Written as
 # ``acc[j] += x * w[j]`` over the weight's columns instead, they stored their sums as they went: 1.5x to 1.8x slower
@@ -442,6 +444,26 @@ def _time(position, steps, reverse):
     return steps - 1 - position if reverse else position
 
 
+@numba.njit(error_model="numpy", inline="always")
+def _forward_step(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse, position, rows_start,
+                  rows_stop, first, stop):
+    """The ``position``-th step of ``lstm_forward_sequence``'s layer for the batch rows ``rows_start`` to ``rows_stop``
+    and the hidden units ``first`` to ``stop``: their gates' products, then their cells."""
+    steps, size = len(projected), cells.shape[2]
+    t = _time(position, steps, reverse)
+    if position == 0:
+        hidden, cell_prev = first_hidden[rows_start:rows_stop], first_cell[rows_start:rows_stop]
+    else:
+        previous = _time(position - 1, steps, reverse)
+        hidden, cell_prev = outputs[previous, rows_start:rows_stop], cells[previous, rows_start:rows_stop]
+    gates_t, projected_t = gates[t, rows_start:rows_stop], projected[t, rows_start:rows_stop]
+    cells_t, outputs_t = cells[t, rows_start:rows_stop], outputs[t, rows_start:rows_stop]
+    for gate in range(4):
+        _row_products(hidden, weight_hh, gate * size + first, gate * size + stop, gates_t, projected_t, True)
+    for b in range(rows_stop - rows_start):
+        _lstm_cell_units(gates_t[b], cell_prev[b], cells_t[b], outputs_t[b], size, first, stop)
+
+
 @_sequence_kernel
 def lstm_forward_sequence(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse, slices):
     """Every step of a float32 LSTM layer direction (``cpu_ops.lstm_forward_steps``' arrays), the hidden units in
@@ -449,17 +471,45 @@ def lstm_forward_sequence(projected, first_hidden, first_cell, weight_hh, gates,
     steps, batch, width = projected.shape
     size = width // 4
     for position in range(steps):
-        t = _time(position, steps, reverse)
-        previous = _time(position - 1, steps, reverse)
-        hidden = first_hidden if position == 0 else outputs[previous]
-        cell_prev = first_cell if position == 0 else cells[previous]
-        projected_t, gates_t, cells_t, outputs_t = projected[t], gates[t], cells[t], outputs[t]
         for part in prange(slices):
-            first, stop = part * size // slices, (part + 1) * size // slices
-            for gate in range(4):
-                _row_products(hidden, weight_hh, gate * size + first, gate * size + stop, gates_t, projected_t, True)
-            for b in range(batch):
-                _lstm_cell_units(gates_t[b], cell_prev[b], cells_t[b], outputs_t[b], size, first, stop)
+            _forward_step(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse, position, 0,
+                          batch, part * size // slices, (part + 1) * size // slices)
+
+
+@_sequence_kernel
+def lstm_forward_rows(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse, groups):
+    """``lstm_forward_sequence`` with each of ``groups`` threads owning a slice of the batch rows for all the steps
+    (a row's steps depend on that row alone: no barrier), every unit of them: each reads the whole weight each
+    step, which must stay in its core's cache."""
+    steps, batch = projected.shape[:2]
+    for group in prange(groups):
+        rows_start, rows_stop = group * batch // groups, (group + 1) * batch // groups
+        for position in range(steps):
+            _forward_step(projected, first_hidden, first_cell, weight_hh, gates, cells, outputs, reverse, position,
+                          rows_start, rows_stop, 0, cells.shape[2])
+
+
+@numba.njit(error_model="numpy", inline="always")
+def _backward_step(gates, cells, first_cell, weight_hh_t, grad_outputs, grad_hidden, grad_cell, grad_gates, reverse,
+                   position, rows_start, rows_stop, first, stop):
+    """Region ``position`` of ``lstm_backward_sequence`` for the batch rows ``rows_start`` to ``rows_stop`` and the
+    hidden units ``first`` to ``stop``."""
+    steps, size = len(gates), cells.shape[2]
+    rows_hidden = grad_hidden[rows_start:rows_stop]
+    if position < steps:  # the product takes the gate gradients of step ``later``
+        later = _time(position, steps, reverse)
+        _row_products(grad_gates[later, rows_start:rows_stop], weight_hh_t, first, stop, rows_hidden, rows_hidden,
+                      False)
+    if position > 0:  # then step ``t``'s cell gradients
+        t = _time(position - 1, steps, reverse)
+        cell_prev = first_cell if position <= 1 else cells[_time(position - 2, steps, reverse)]
+        total = numpy.empty(size, numpy.float32)  # a row's hidden-state gradients, in their places
+        for b in range(rows_start, rows_stop):
+            hidden_in, output_in, units = grad_hidden[b, first:stop], grad_outputs[t, b, first:stop], total[first:stop]
+            for j in range(stop - first):
+                units[j] = hidden_in[j] + output_in[j]
+            _lstm_cell_backward_units(gates[t, b], cells[t, b], cell_prev[b], total, grad_cell[b], grad_cell[b],
+                                      grad_gates[t, b], size, first, stop)
 
 
 @_sequence_kernel
@@ -476,22 +526,22 @@ def lstm_backward_sequence(gates, cells, first_cell, weight_hh_t, grad_outputs, 
     steps, batch, width = gates.shape
     size = width // 4
     for position in range(steps, -1, -1):
-        later = _time(position, steps, reverse)  # the step whose gate gradients the product takes
-        t = _time(position - 1, steps, reverse)  # the step whose cell gradients follow
-        cell_prev = first_cell if position <= 1 else cells[_time(position - 2, steps, reverse)]
         for part in prange(slices):
-            first, stop = part * size // slices, (part + 1) * size // slices
-            if position < steps:
-                _row_products(grad_gates[later], weight_hh_t, first, stop, grad_hidden, grad_hidden, False)
-            if position > 0:
-                total = numpy.empty(size, numpy.float32)  # the units' hidden-state gradients, in their places
-                for b in range(batch):
-                    hidden_in, output_in, units = grad_hidden[b, first:stop], grad_outputs[t, b, first:stop], \
-                        total[first:stop]
-                    for j in range(stop - first):
-                        units[j] = hidden_in[j] + output_in[j]
-                    _lstm_cell_backward_units(gates[t, b], cells[t, b], cell_prev[b], total, grad_cell[b], grad_cell[b],
-                                              grad_gates[t, b], size, first, stop)
+            _backward_step(gates, cells, first_cell, weight_hh_t, grad_outputs, grad_hidden, grad_cell, grad_gates,
+                           reverse, position, 0, batch, part * size // slices, (part + 1) * size // slices)
+
+
+@_sequence_kernel
+def lstm_backward_rows(gates, cells, first_cell, weight_hh_t, grad_outputs, grad_hidden, grad_cell, grad_gates,
+                       reverse, groups):
+    """``lstm_backward_sequence`` with each of ``groups`` threads owning a slice of the batch rows for all the steps,
+    as ``lstm_forward_rows``."""
+    steps, batch = gates.shape[:2]
+    for group in prange(groups):
+        rows_start, rows_stop = group * batch // groups, (group + 1) * batch // groups
+        for position in range(steps, -1, -1):
+            _backward_step(gates, cells, first_cell, weight_hh_t, grad_outputs, grad_hidden, grad_cell, grad_gates,
+                           reverse, position, rows_start, rows_stop, 0, cells.shape[2])
 
 
 def update_loop(element, array_count):
