@@ -435,11 +435,13 @@ def core_cache_bytes(folder="/sys/devices/system/cpu/cpu0/cache"):
                     continue
             with open(os.path.join(folder, index, "size")) as size:
                 text = size.read().strip()
-            units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-            return int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
+            return int(text[:-1]) * _SIZE_SUFFIXES[text[-1]] if text[-1:] in _SIZE_SUFFIXES else int(text)
     except (OSError, ValueError):
         pass
     return 0
+
+
+_SIZE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}  # of Linux's cache sizes ("2048K")
 
 
 def _lstm_slices(kernels, size):
