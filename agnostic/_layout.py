@@ -245,3 +245,14 @@ def copy_with_strides(backend, array, strides):
     result = empty_array(backend, array.shape, strides, array.dtype)
     backend.xp.copyto(result, array)
     return result
+
+
+def same_layout(a, b):
+    """Whether arrays of one shape have the same strides along every axis longer than one (the others are never
+    stepped along): a kernel can then index both with one set of strides.
+
+        >>> import numpy
+        >>> same_layout(numpy.empty((2, 1, 3)), numpy.empty((2, 3)).reshape(2, 1, 3))
+        True
+    """
+    return all(x == y for x, y, size in zip(a.strides, b.strides, a.shape) if size > 1)

@@ -86,7 +86,7 @@ def test_the_branch_finder_finds_branches(source, expected):
 # The row kernels a backend has when its ops module says ROW_KERNELS (softmax and layer_norm over the last dimension).
 ROW_KERNELS = {"softmax_rows", "softmax_backward_rows", "layer_norm_rows", "layer_norm_backward_rows"}
 # The fused attention a backend has when its ops module says ATTENTION_KERNELS.
-ATTENTION_KERNELS = {"attention_fits", "attention_forward", "attention_backward", "same_layout"}
+ATTENTION_KERNELS = {"attention_fits", "attention_forward", "attention_backward"}
 
 
 def test_the_cpu_and_cuda_backends_offer_the_same_operations():

@@ -1,7 +1,10 @@
-"""Fused attention (a backend's ``ATTENTION_KERNELS``: CUDA's): scaled_dot_product_attention and multi-head
-self-attention give the composed form's values and gradients, on the CPU's results, for every head size and length
-the kernels take, strided inputs, causal masks, dropout (the same weights dropped for one seed) and both dtypes;
-outside what the kernels take, the composed form runs."""
+"""Fused attention (a backend's ``ATTENTION_KERNELS``: CUDA's kernels, and the CPU's where numba is installed):
+scaled_dot_product_attention and multi-head self-attention give the composed form's values and gradients, computed on
+the CPU, for every head size and length the kernels take, strided inputs, causal masks, dropout (the same weights
+dropped for one seed) and both dtypes; outside what the kernels take, the composed form runs."""
+
+import importlib.util
+from contextlib import contextmanager
 
 import numpy
 import pytest
@@ -9,11 +12,33 @@ import pytest
 import agnostic
 import agnostic.nn as nn
 import agnostic.nn.functional as F
+from agnostic._backends import cpu_kernels
 from agnostic.autograd import gradcheck
 from agnostic.nn.functional import _attention
+from conftest import CUDA_DEVICES
 
 RNG = numpy.random.default_rng(7)
 TOLERANCE = {"float32": 2e-5, "float64": 1e-12}
+CPU_KERNELS = ["cpu"] if importlib.util.find_spec("numba") else []
+
+
+@pytest.fixture(params=CPU_KERNELS + CUDA_DEVICES
+                or [pytest.param(None, marks=pytest.mark.skip(reason="neither numba nor a CUDA device"))])
+def fused_device(request, monkeypatch):
+    """Each device with attention kernels: the CPU where numba is installed (for attention of any size: the test
+    arrays are small), each CUDA device."""
+    if request.param == "cpu":
+        monkeypatch.setattr(cpu_kernels, "MIN_ATTENTION_WORK", 0)
+        assert cpu_kernels._loaded() is not None, "numba is installed but agnostic's kernels did not load"
+    return agnostic.device(request.param)
+
+
+@contextmanager
+def composed_form():
+    """Attention composed of agnostic ops on every device: the kernels' reference."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_attention, "_fused_attention_applies", lambda *args: False)
+        yield
 
 
 def host(tensor):
@@ -49,18 +74,20 @@ def assert_all_close(found, expected, dtype):
     ((), 17, 17, 1, 1),  # unbatched, one dimension
 ])
 @pytest.mark.parametrize("causal", [False, True])
-def test_fused_attention_matches_the_cpu(cuda_device, dtype, batch, queries, keys, dim, value_dim, causal):
-    if dtype == "float64" and max(dim, value_dim) > 64:
-        pytest.skip("float64 heads over 64 dimensions are composed (see test_the_composed_form_runs_beyond)")
+def test_fused_attention_matches_the_composed_form(fused_device, dtype, batch, queries, keys, dim, value_dim,
+                                                  causal):
+    if fused_device.type == "cuda" and dtype == "float64" and max(dim, value_dim) > 64:
+        pytest.skip("CUDA composes float64 heads over 64 dimensions (see test_the_composed_form_runs_beyond)")
     arrays = [RNG.standard_normal(batch + shape).astype(dtype)
               for shape in ((queries, dim), (keys, dim), (keys, value_dim))]
-    output, found = attention_and_gradients(arrays, cuda_device, is_causal=causal)
+    output, found = attention_and_gradients(arrays, fused_device, is_causal=causal)
     assert output.grad_fn.name() == "_FusedAttentionBackward"
-    _, expected = attention_and_gradients(arrays, "cpu", is_causal=causal)
+    with composed_form():
+        _, expected = attention_and_gradients(arrays, "cpu", is_causal=causal)
     assert_all_close(found, expected, dtype)
 
 
-def test_fused_attention_reads_strided_heads_in_place(cuda_device):
+def test_fused_attention_reads_strided_heads_in_place(fused_device):
     # (B, L, H, D) transposed to (B, H, L, D): the common way heads are made
     arrays = [RNG.standard_normal((2, 6, 3, 16)) for _ in range(3)]
 
@@ -70,13 +97,14 @@ def test_fused_attention_reads_strided_heads_in_place(cuda_device):
         output.pow(2).sum().backward()
         return output, [host(output)] + [host(t.grad) for t in tensors]
 
-    output, found = heads(cuda_device)
+    output, found = heads(fused_device)
     assert output.grad_fn.name() == "_FusedAttentionBackward"
-    assert_all_close(found, heads("cpu")[1], "float64")
+    with composed_form():
+        assert_all_close(found, heads("cpu")[1], "float64")
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
-def test_fused_self_attention_in_a_transformer_layer_matches_the_cpu(cuda_device, batch_first):
+def test_fused_self_attention_in_a_transformer_layer_matches_the_composed_form(fused_device, batch_first):
     source = RNG.standard_normal((3, 10, 32) if batch_first else (10, 3, 32))
 
     def run(device):
@@ -88,12 +116,14 @@ def test_fused_self_attention_in_a_transformer_layer_matches_the_cpu(cuda_device
         output.pow(2).sum().backward()
         return [host(output), host(x.grad)] + [host(p.grad) for p in layer.parameters()]
 
-    assert_all_close(run(cuda_device), run("cpu"), "float64")
+    found = run(fused_device)
+    with composed_form():
+        assert_all_close(found, run("cpu"), "float64")
 
 
-def test_the_packed_path_is_taken_for_self_attention_without_weights(cuda_device):
-    attention = nn.MultiheadAttention(16, 2, batch_first=True).to(cuda_device)
-    x = agnostic.randn(2, 5, 16, device=cuda_device)
+def test_the_packed_path_is_taken_for_self_attention_without_weights(fused_device):
+    attention = nn.MultiheadAttention(16, 2, batch_first=True).to(fused_device)
+    x = agnostic.randn(2, 5, 16, device=fused_device)
     output, weights = attention(x, x, x, need_weights=False)
     assert weights is None
     names, pending = set(), [output.grad_fn]
@@ -109,7 +139,7 @@ def test_the_packed_path_is_taken_for_self_attention_without_weights(cuda_device
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("causal", [False, True])
-def test_fused_dropout_drops_the_weights_the_cpu_drops(cuda_device, dtype, causal):
+def test_fused_dropout_drops_the_weights_the_composed_form_drops(fused_device, dtype, causal):
     arrays = [RNG.standard_normal((2, 3, rows, 16)).astype(dtype) for rows in (11, 37, 37)]
 
     def run(device):
@@ -117,14 +147,15 @@ def test_fused_dropout_drops_the_weights_the_cpu_drops(cuda_device, dtype, causa
         output, results = attention_and_gradients(arrays, device, dropout_p=0.4, is_causal=causal)
         return output, results + [host(agnostic.rand(5, device=device))]  # the generator moved past the same draw
 
-    output, found = run(cuda_device)
+    output, found = run(fused_device)
     assert output.grad_fn.name() == "_FusedAttentionBackward"
-    expected = run("cpu")[1]
+    with composed_form():
+        expected = run("cpu")[1]
     assert_all_close(found, expected, dtype)
     numpy.testing.assert_array_equal(found[-1], expected[-1])
 
 
-def test_a_training_transformer_layer_drops_the_same_attention_weights_on_every_device(cuda_device):
+def test_a_training_transformer_layer_drops_the_same_attention_weights_on_every_device(fused_device):
     source = RNG.standard_normal((4, 9, 32))
 
     def run(device):
@@ -138,11 +169,13 @@ def test_a_training_transformer_layer_drops_the_same_attention_weights_on_every_
         grad.sum().backward()
         return [host(output), host(grad)] + [host(p.grad) for p in layer.parameters()]
 
-    assert_all_close(run(cuda_device), run("cpu"), "float64")
+    found = run(fused_device)
+    with composed_form():
+        assert_all_close(found, run("cpu"), "float64")
 
 
-def test_fused_attention_passes_gradcheck(cuda_device):
-    q, k, v = (agnostic.tensor(RNG.standard_normal(shape), device=cuda_device).requires_grad_()
+def test_fused_attention_passes_gradcheck(fused_device):
+    q, k, v = (agnostic.tensor(RNG.standard_normal(shape), device=fused_device).requires_grad_()
                for shape in ((1, 2, 4, 3), (1, 2, 5, 3), (1, 2, 5, 2)))
     for causal in (False, True):
         assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal), (q, k, v))
@@ -167,7 +200,8 @@ def test_the_composed_form_runs_beyond_the_kernels(cuda_device):
     arrays = [RNG.standard_normal((1, 2, 3, 130)).astype("float32") for _ in range(3)]
     output, found = attention_and_gradients(arrays, cuda_device)
     assert output.grad_fn.name() != "_FusedAttentionBackward"
-    assert_all_close(found, attention_and_gradients(arrays, "cpu")[1], "float32")
+    with composed_form():
+        assert_all_close(found, attention_and_gradients(arrays, "cpu")[1], "float32")
     wide = [RNG.standard_normal((1, 1, 3, 65)) for _ in range(3)]
     assert attention_and_gradients(wide, cuda_device)[0].grad_fn.name() != "_FusedAttentionBackward"
     mask = agnostic.ones(3, 3, dtype=agnostic.bool, device=cuda_device)
@@ -175,16 +209,27 @@ def test_the_composed_form_runs_beyond_the_kernels(cuda_device):
     assert F.scaled_dot_product_attention(q, q, q, attn_mask=mask).grad_fn.name() != "_FusedAttentionBackward"
 
 
-def test_a_nan_query_row_stays_in_its_row(device):
+@pytest.mark.parametrize("fused", [False, True])
+def test_a_nan_query_row_stays_in_its_row(device, fused, monkeypatch):
+    if fused and device.type == "cpu":
+        if not CPU_KERNELS:
+            pytest.skip("the CPU's attention kernels need numba")
+        monkeypatch.setattr(cpu_kernels, "MIN_ATTENTION_WORK", 0)
+    if not fused:
+        monkeypatch.setattr(_attention, "_fused_attention_applies", lambda *args: False)
     q = numpy.ones((1, 1, 3, 4))
     q[0, 0, 1, 2] = numpy.nan
     k, v = numpy.ones((1, 1, 5, 4)), numpy.arange(20.0).reshape(1, 1, 5, 4)
-    output = host(F.scaled_dot_product_attention(*(agnostic.tensor(a, device=device) for a in (q, k, v))))
+    query = agnostic.tensor(q, device=device, requires_grad=True)
+    output = F.scaled_dot_product_attention(query, *(agnostic.tensor(a, device=device) for a in (k, v)))
+    assert (output.grad_fn.name() == "_FusedAttentionBackward") is fused
+    output = host(output)
     assert numpy.isnan(output[0, 0, 1]).all()
     numpy.testing.assert_allclose(output[0, 0, [0, 2]], numpy.tile(v[0, 0].mean(0), (2, 1)), rtol=1e-12)
 
 
-def test_the_cpu_backend_composes_attention():
+def test_the_cpu_composes_small_attention():
+    # below cpu_kernels.MIN_ATTENTION_WORK multiply-adds (and wherever numba is missing): NumPy's few ops cost less
     q = agnostic.randn(1, 1, 3, 4, requires_grad=True)
     assert F.scaled_dot_product_attention(q, q, q).grad_fn.name() != "_FusedAttentionBackward"
-    assert not _attention._fused_attention_applies((q, q, q), 3, 3, 4, 4)
+    assert not _attention._fused_attention_applies((q, q, q), 1, 3, 3, 4, 4)

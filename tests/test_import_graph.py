@@ -18,6 +18,7 @@ PACKAGE = ROOT / "agnostic"
 # level (a test below checks that ``import agnostic`` doesn't load them).
 LAZY = frozenset({"agnostic.multiprocessing", "agnostic.multiprocessing.sharing",
                   "agnostic.multiprocessing.cuda_ipc", "agnostic._backends.numba_kernels",
+                  "agnostic._backends.numba_attention",
                   "agnostic._pytorch_names",  # PyTorch's names: read when a missing name's error is made
                   # the Array API namespace, built on the public API: loaded by Tensor.__array_namespace__
                   "agnostic.array_api", "agnostic.array_api._helpers", "agnostic.array_api._info",

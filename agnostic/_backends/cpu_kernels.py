@@ -3,15 +3,16 @@
 NumPy's ufuncs run on one core. For large float32/float64 arrays, the functions here run numba-compiled kernels
 (``numba_kernels``) on all cores, in one pass over memory: ReLU and its gradient, ``+ - * /`` of two arrays, a linear
 layer's bias add, the optimizers' updates (on the calling thread alone below a size that grows as the cores are fewer),
-and softmax and layer_norm over rows (with their gradients). A float32 LSTM layer's steps, forward and backward, run in
-one kernel each, every thread owning a slice of the batch rows where the weight fits a core's cache, else of the hidden
-units, as oneDNN's LSTM does (where the weight is too large for that, each step's BLAS product is followed by a cell
-pass in one vectorized loop on the calling thread). Each returns its result (True for work done in place), or None
-(False for in-place work) when it doesn't apply (numba missing, an array too small to gain from threads, not
-C-contiguous, another dtype): the caller then computes the same values with NumPy. The elementwise kernels' results are
-identical to NumPy's (``numba_kernels`` says why); the row kernels' statistics are summed in float64, so they differ
-from NumPy's float32 sums by a rounding at most; the LSTM kernels' tanh is within 7 ulp of the exact one (NumPy's: 1.4),
-and their products round as BLAS's do, not as NumPy's ufuncs.
+softmax and layer_norm over rows (with their gradients), and attention (``numba_attention``). A float32 LSTM layer's
+steps, forward and backward, run in one kernel each, every thread owning a slice of the batch rows where the weight
+fits a core's cache, else of the hidden units, as oneDNN's LSTM does (where the weight is too large for that, each
+step's BLAS product is followed by a cell pass in one vectorized loop on the calling thread). Each returns its result
+(True for work done in place), or None (False for in-place work) when it doesn't apply (numba missing, an array too
+small to gain from threads, not C-contiguous, another dtype): the caller then computes the same values with NumPy.
+The elementwise kernels' results are identical to NumPy's (``numba_kernels`` says why); the row kernels' statistics
+are summed in float64, so they differ from NumPy's float32 sums by a rounding at most; the LSTM kernels' tanh is within
+7 ulp of the exact one (NumPy's: 1.4), the attention kernels' float32 exponential within 1, and their products round
+as BLAS's do, not as NumPy's ufuncs.
 
 The threads: GNU OpenMP's, told to sleep between kernels after a spin of about 10 us (``OMP_WAIT_POLICY=passive``,
 ``GOMP_SPINCOUNT=1000``; waking them costs about 40 us on 16 cores, while a kernel's next parallel region, such as an
@@ -78,6 +79,10 @@ LSTM_MAX_WEIGHT_SHARE = 512 << 10
 # batch 64, 2.3-3.1 / 2.3-2.4 ms against 3.1-3.2 / 3.8-4.2 (batch 16: 1.1-1.2 / 0.9-1.0 against 1.1 / 1.2-1.4; 256:
 # 7.2-8.6 / 8.9-10.0 against 11.6-11.7 / 12.9-14.8); 2-core VM (1 MiB a core), batch 64, 4.8-4.9 / 4.8-5.0 against
 # 5.1-5.4 / 5.9-6.1.
+# Attention runs on the kernels (``numba_attention``) from this many multiply-adds in its two products (pairs x
+# queries x keys x (dim + value_dim)): below, its composed form's few NumPy operations cost less than waking the
+# threads.
+MIN_ATTENTION_WORK = MIN_BATCHED_PRODUCTS
 FAST_CPU_EXTRA = 'pip install "agnostic-tensor[fast-cpu]"'
 _FLOATS = frozenset((numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)))
 _PYTHON_NUMBERS = frozenset((bool, int, float))
@@ -314,6 +319,41 @@ def softmax_backward_rows(grad, result, logarithm):
         kernels.softmax_backward_rows(grad.reshape(-1, cols), result.reshape(-1, cols), out.reshape(-1, cols),
                                       logarithm)
     return out
+
+
+def attention_usable(work):
+    """Whether attention of ``work`` multiply-adds runs on the kernels: enough work, and numba available."""
+    return work >= MIN_ATTENTION_WORK and _loaded() is not None
+
+
+def attention_forward(q, k, v, out, lse, scale, causal, scales):
+    """``numba_attention.attention_forward`` on the threads (``attention_usable`` said yes)."""
+    from . import numba_attention
+
+    threads = _kernels.numba.get_num_threads()
+    with _one_at_a_time:
+        numba_attention.attention_forward(q, k, v, out, lse, scale, causal, scales, threads)
+
+
+def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, causal, scales):
+    """``numba_attention``'s gradient kernels on the threads: a task per (batch, head) pair where there are as many
+    pairs as threads (``attention_backward_pairs``), else the query rows' and the key rows' kernels, each a task per
+    block of rows; False where numba can't run any more (a child forked since the forward ran)."""
+    if _loaded() is None:
+        return False
+    from . import numba_attention
+
+    threads = _kernels.numba.get_num_threads()
+    with _one_at_a_time:
+        if q.shape[0] * q.shape[1] >= threads:
+            numba_attention.attention_backward_pairs(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, causal,
+                                                     scales, threads)
+        else:
+            numba_attention.attention_backward_query(q, k, v, out, grad, lse, grad_q, scale, causal, scales,
+                                                     threads)
+            numba_attention.attention_backward_key(q, k, v, out, grad, lse, grad_k, grad_v, scale, causal, scales,
+                                                   threads)
+    return True
 
 
 def layer_norm_rows(rows, weight, bias, eps):

@@ -7,16 +7,19 @@ namesake in ``cuda_ops`` with the same arguments and results, and the ops reach 
 array([3., 3.], dtype=float32)
 """
 
+import math
+
 import numpy
 
 from .. import _conversion
 from ..ops import _division
-from . import cpu_kernels, dlpack, lstm_steps
+from .._layout import same_layout
+from . import cpu_kernels, dlpack, lstm_steps, philox
 from .special import erf_numpy, library_function
 
 MULTI_TENSOR_KERNELS = False  # no one-launch update of many tensors: optimizers update each host tensor in turn
 ROW_KERNELS = True  # softmax and layer_norm over rows: multi-core kernels for large arrays (see each)
-ATTENTION_KERNELS = False  # attention is composed of batched products and softmax_rows (multi-core each)
+ATTENTION_KERNELS = True  # attention_forward/backward on all cores where numba is installed (see attention_fits)
 _BLOCK = 1 << 16  # elements per relu_gradient block
 _ONES: dict = {}  # dtype -> the vector of ones column_sums multiplies by
 _FEW_CLASSES = 32  # with at most this many classes and at least _MANY_ROWS rows, reduce column by column
@@ -93,6 +96,57 @@ def softmax_backward_rows(grad, result, logarithm):
     """The gradient of ``softmax_rows`` from its ``result``: the multi-core kernel for large arrays, else None (the
     caller's composed form)."""
     return cpu_kernels.softmax_backward_rows(grad, result, logarithm)
+
+
+def attention_fits(dtype, pairs, queries, keys, dim, value_dim):
+    """Whether ``attention_forward`` takes ``pairs`` (B * H) of (B, H, L, D) queries of ``dtype`` (``queries`` rows)
+    over ``keys`` keys and values of ``dim`` and ``value_dim`` dimensions: where numba is installed, from
+    ``cpu_kernels.MIN_ATTENTION_WORK`` multiply-adds (the composed form's NumPy products and row kernels run below)."""
+    return min(queries, keys, dim, value_dim) > 0 and \
+        cpu_kernels.attention_usable(pairs * queries * keys * (dim + value_dim))
+
+
+def attention_forward(q, k, v, out, scale, causal, dropout=None):
+    """``out = softmax(scale * q k^T) v``, as ``cuda_ops.attention_forward`` (the same arguments, dropout and
+    result): ``numba_attention``'s kernel on all cores, a task per block of query rows of a (batch, head) pair, the
+    weights never stored; with dropout, the draw's scales (one per weight) are computed first."""
+    lse = numpy.empty(q.shape[:3], q.dtype)
+    cpu_kernels.attention_forward(q, k, v, out, lse, scale, causal, _attention_dropout_scales(q, k, dropout))
+    return lse
+
+
+def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, causal, dropout=None):
+    """The gradients of ``attention_forward``, as ``cuda_ops.attention_backward``: the weights computed again from
+    ``lse`` by ``numba_attention``'s kernels (``cpu_kernels.attention_backward`` says which), or by NumPy's products
+    where numba can no longer run (a child forked after the forward)."""
+    for target, source in ((grad, out), (grad_q, q), (grad_k, k), (grad_v, v)):
+        if not same_layout(target, source):
+            raise ValueError("attention_backward: grad needs the layout of out, each input's gradient that of the "
+                             "input")
+    scales = _attention_dropout_scales(q, k, dropout)
+    if cpu_kernels.attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, causal, scales):
+        return
+    scores = numpy.matmul(q, k.swapaxes(-1, -2)) * q.dtype.type(scale)
+    if causal:
+        scores[..., ~numpy.tri(*scores.shape[-2:], dtype=bool)] = -numpy.inf
+    weights = numpy.exp(scores - lse[..., None])
+    dropped = weights if dropout is None else weights * scales.reshape(weights.shape)
+    weight_grads = numpy.matmul(grad, v.swapaxes(-1, -2))
+    if dropout is not None:
+        weight_grads *= scales.reshape(weights.shape)
+    score_grads = weights * (weight_grads - (grad * out).sum(-1, keepdims=True))
+    grad_q[...] = numpy.matmul(score_grads, k) * q.dtype.type(scale)
+    grad_k[...] = numpy.matmul(score_grads.swapaxes(-1, -2), q) * q.dtype.type(scale)
+    grad_v[...] = numpy.matmul(dropped.swapaxes(-1, -2), grad)
+
+
+def _attention_dropout_scales(q, k, dropout):
+    """The scales (1 / keep or 0) of attention's dropout draw ``(seed, start, keep)``, one per (B, H, L, S) weight,
+    flat; an empty array for no dropout."""
+    if dropout is None:
+        return numpy.empty(0, q.dtype)
+    seed, start, keep = dropout
+    return philox.host_dropout_scales(seed, start, math.prod(q.shape[:3]) * k.shape[2], q.dtype, keep)
 
 
 def layer_norm_rows(rows, weight, bias, eps):

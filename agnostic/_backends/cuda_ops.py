@@ -10,6 +10,7 @@ import warnings
 import numpy
 
 from .. import _conversion
+from .._layout import same_layout
 from ..ops import _division
 from . import cpu_ops, cuda_kernels, dlpack, lstm_steps, philox, sync_debug
 from .cupy_loader import require_cupy, state as cupy_loader_state
@@ -470,12 +471,13 @@ def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
     return grad_input, column_sums(grad_normalized), column_sums(grad)
 
 
-def attention_fits(dtype, queries, keys, dim, value_dim):
-    """Whether ``attention_forward`` takes (B, H, L, D) queries of ``dtype`` (``queries`` rows) over ``keys`` keys
-    and values of ``dim`` and ``value_dim`` dimensions: float32 with heads up to 128 dimensions, float64 up to 64,
-    some of each, and rows that the grid's second dimension (65535 blocks) covers."""
+def attention_fits(dtype, pairs, queries, keys, dim, value_dim):
+    """Whether ``attention_forward`` takes ``pairs`` (B * H) of (B, H, L, D) queries of ``dtype`` (``queries`` rows)
+    over ``keys`` keys and values of ``dim`` and ``value_dim`` dimensions: float32 with heads up to 128 dimensions,
+    float64 up to 64, some of each, and pairs and rows that the grid's dimensions (2**31 - 1 and 65535 blocks)
+    cover."""
     return (_attention_max_dim(dtype, max(dim, value_dim)) is not None and min(queries, keys, dim, value_dim) > 0
-            and max(queries, keys) <= 65535 * cuda_kernels.ATTENTION_WARPS)
+            and pairs < 2 ** 31 and max(queries, keys) <= 65535 * cuda_kernels.ATTENTION_WARPS)
 
 
 def _attention_max_dim(dtype, dim):
@@ -509,12 +511,6 @@ def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, c
                       q, k, v, out, scale, causal, dropout)
     _launch_attention("agnostic_attention_backward_key", k.shape[2], (q, k, v, out, grad, lse, grad_k, grad_v),
                       q, k, v, out, scale, causal, dropout)
-
-
-def same_layout(a, b):
-    """Whether arrays of one shape have the same strides along every axis longer than one (the others are never
-    stepped along)."""
-    return all(x == y for x, y, size in zip(a.strides, b.strides, a.shape) if size > 1)
 
 
 def _launch_attention(name, rows, arrays, q, k, v, out, scale, causal, dropout):

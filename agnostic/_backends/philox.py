@@ -97,16 +97,24 @@ def dropout_scaled(device, seed, start, array, keep):
     compute = numpy.dtype(array.dtype)
     typed_keep = compute.type(keep)
     if device.backend.host:
-        uniforms = _cpu_uniform(seed, start, array.size, compute, _MANTISSA_BITS[compute.name], compute.type(1),
-                                compute.type(0))
-        scales = (uniforms < typed_keep).astype(compute)
-        numpy.divide(scales, typed_keep, out=scales)
-        return array * scales.reshape(array.shape)
+        return array * host_dropout_scales(seed, start, array.size, compute, keep).reshape(array.shape)
     out = require_cupy().empty_like(array)
     if array.size:
         _launch(f"philox_dropout_{compute.name}", -(-array.size // _per_block(compute)),
                 (*counter_arguments(seed, start), numpy.uint64(array.size), typed_keep, array, out))
     return out
+
+
+def host_dropout_scales(seed, start, count, numpy_dtype, keep):
+    """The ``count`` scales (a 1-D NumPy array of ``numpy_dtype``, float32 or float64) of a dropout whose draw starts
+    at ``start``: ``1 / keep`` where the draw's uniform of that dtype is below ``keep``, 0 elsewhere."""
+    compute = numpy.dtype(numpy_dtype)
+    typed_keep = compute.type(keep)
+    uniforms = _cpu_uniform(seed, start, count, compute, _MANTISSA_BITS[compute.name], compute.type(1),
+                            compute.type(0))
+    scales = (uniforms < typed_keep).astype(compute)
+    numpy.divide(scales, typed_keep, out=scales)
+    return scales
 
 
 def normal(device, seed, start, count, numpy_dtype, mean=0.0, std=1.0):

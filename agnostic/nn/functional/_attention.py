@@ -1,7 +1,8 @@
 """scaled_dot_product_attention and multi_head_attention_forward, as torch.nn.functional's: written with agnostic
-ops, so autograd and every device follow, except where the backend has fused attention kernels
-(``ops.ATTENTION_KERNELS``, CUDA's): there attention without masks or dropout is one recorded operation, a kernel
-forward and two back, as PyTorch's fused attention is."""
+ops, so autograd and every device follow, except where the backend's fused attention kernels take the attention
+(``ops.ATTENTION_KERNELS`` and ``ops.attention_fits``: CUDA's, and the CPU's where numba is installed): there
+attention without a mask is one recorded operation, a kernel forward and one or two back, as PyTorch's fused attention
+is."""
 
 import math
 
@@ -10,6 +11,7 @@ import numpy
 import agnostic
 
 from ... import _autocast
+from ..._layout import same_layout
 from ..._tensor import wrap
 from ...autograd import Function
 from ...autograd.functions import recomputed_gradients
@@ -70,8 +72,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         value = value.repeat_interleave(heads // value.shape[-3], dim=-3)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if (attn_mask is None and 0.0 <= dropout_p < 1.0 and query.shape[:-2] == key.shape[:-2] == value.shape[:-2]
-            and _fused_attention_applies((query, key, value), query.shape[-2], key.shape[-2], query.shape[-1],
-                                         value.shape[-1])):
+            and _fused_attention_applies((query, key, value), math.prod(query.shape[:-2]), query.shape[-2],
+                                         key.shape[-2], query.shape[-1], value.shape[-1])):
         return _FusedAttention.apply(query, key, value, scale, is_causal, dropout_p)
     if attn_mask is None and dropout_p == 0.0:
         return _composed_attention(query, key, value, scale, is_causal)
@@ -120,15 +122,16 @@ def _drawn_dropout(device, numpy_dtype, count, dropout_p):
 _FUSED_DTYPES = frozenset(numpy.dtype(name) for name in ("float32", "float64"))
 
 
-def _fused_attention_applies(tensors, queries, keys, dim, value_dim):
-    """Whether the backend's attention kernels take these tensors (one device and dtype, float32 or float64) of
-    ``queries`` query rows over ``keys`` keys with heads of ``dim`` (``value_dim`` for the values) dimensions."""
+def _fused_attention_applies(tensors, pairs, queries, keys, dim, value_dim):
+    """Whether the backend's attention kernels take these tensors (one device and dtype, float32 or float64): ``pairs``
+    (batch, head) pairs of ``queries`` query rows over ``keys`` keys with heads of ``dim`` (``value_dim`` for the
+    values) dimensions."""
     first = tensors[0]
     dtype, device = first._data.dtype, first._device
     ops = device.backend.ops
     return (ops.ATTENTION_KERNELS and dtype in _FUSED_DTYPES
             and all(t._device is device and t._data.dtype is dtype for t in tensors[1:])
-            and ops.attention_fits(dtype, queries, keys, dim, value_dim))
+            and ops.attention_fits(dtype, pairs, queries, keys, dim, value_dim))
 
 
 def _as_heads(array):
@@ -181,7 +184,7 @@ class _FusedAttention(Function):
             heads, grads = list(heads), []
             for index, array in enumerate(heads):
                 grad_array = xp.empty_like(array)
-                if not backend.ops.same_layout(grad_array, array):
+                if not same_layout(grad_array, array):
                     heads[index] = array = xp.ascontiguousarray(array)
                     grad_array = xp.empty_like(array)
                 grads.append(grad_array)
@@ -316,7 +319,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             and in_proj_weight is not None
             and _fused_attention_applies([t for t in (query, in_proj_weight, in_proj_bias, out_proj_weight,
                                                       out_proj_bias) if t is not None],
-                                         length, length, head_dim, head_dim)):
+                                         batch * num_heads, length, length, head_dim, head_dim)):
         output = _packed_self_attention(query, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,
                                         out_proj_bias, dropout_p if training else 0.0)
         return (output if batched else output.squeeze(1)), None
