@@ -38,6 +38,8 @@ CHUNKS_PER_THREAD = 4
 
 _kernel = numba.njit(parallel=True, error_model="numpy", cache=True)
 _inline = numba.njit(error_model="numpy", inline="always")
+# A step two kernels share: compiled once and called (inlined into each, it took each kernel's compilation 2 s longer).
+_shared = numba.njit(error_model="numpy", cache=True)
 
 
 # exp of float32 (Cephes' expf): e^x = 2^n e^r with n the nearest integer to x / log(2), r = x - n log(2) in two
@@ -256,7 +258,7 @@ def _load_query_block(q, grad, out, b, h, first, rows, query_rows, grad_rows, co
         corrections[i] = _row_dot(grad[b, h], out[b, h], first + i)
 
 
-@_inline
+@_shared
 def _query_block_gradients(k, v, lse, b, h, pair, first, rows, start, tile, scale, causal, scales, query_rows,
                            grad_rows, corrections, key_rows, keys_t, value_rows, scores, weight_grads, query_sums,
                            bits):
