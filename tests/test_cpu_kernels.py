@@ -227,10 +227,17 @@ def test_layer_norm_rows_and_their_gradient_match_pytorch(dtype, affine):
     out, mean, rstd = cpu_kernels.layer_norm_rows(x, weight, bias, 1e-5)
     tolerance = 2e-5 if dtype == numpy.float32 else 1e-12
     numpy.testing.assert_allclose(out, expected.detach().numpy(), rtol=tolerance, atol=tolerance)
-    grad_input, grad_normalized = cpu_kernels.layer_norm_backward_rows(grad, x, weight, mean, rstd)
+    grad_input, grad_weight, grad_bias = cpu_kernels.layer_norm_backward_rows(grad, x, weight, mean, rstd)
     numpy.testing.assert_allclose(grad_input, tensors[0].grad.numpy(), rtol=tolerance * 10, atol=tolerance * 10)
+    assert grad_weight.dtype == grad_bias.dtype == dtype
+    normalized = (x.astype(numpy.float64) - x.mean(1, keepdims=True, dtype=numpy.float64)) / numpy.sqrt(
+        x.var(1, keepdims=True, dtype=numpy.float64) + 1e-5)
+    # the parameters' gradients whether or not the layer has them: summed in float64, within a float's rounding
+    numpy.testing.assert_allclose(grad_weight, (grad * normalized).sum(0), rtol=tolerance, atol=tolerance * 10)
+    numpy.testing.assert_allclose(grad_bias, grad.astype(numpy.float64).sum(0), rtol=tolerance, atol=tolerance * 10)
     if affine:
-        numpy.testing.assert_allclose(grad_normalized.sum(0), tensors[1].grad.numpy(), rtol=1e-4, atol=1e-3)
+        numpy.testing.assert_allclose(grad_weight, tensors[1].grad.numpy(), rtol=1e-4, atol=1e-3)
+        numpy.testing.assert_allclose(grad_bias, tensors[2].grad.numpy(), rtol=1e-4, atol=1e-3)
 
 
 def test_agnostic_layer_norm_and_log_softmax_through_the_row_kernels_match_pytorch():

@@ -79,6 +79,9 @@ LSTM_MAX_WEIGHT_SHARE = 512 << 10
 # batch 64, 2.3-3.1 / 2.3-2.4 ms against 3.1-3.2 / 3.8-4.2 (batch 16: 1.1-1.2 / 0.9-1.0 against 1.1 / 1.2-1.4; 256:
 # 7.2-8.6 / 8.9-10.0 against 11.6-11.7 / 12.9-14.8); 2-core VM (1 MiB a core), batch 64, 4.8-4.9 / 4.8-5.0 against
 # 5.1-5.4 / 5.9-6.1.
+# A layer_norm gradient's rows are split into this many chunks a thread, each summing its rows' share of the weight's
+# and the bias's gradients (as PyTorch's LayerNorm backward does), instead of two BLAS matrix-vector products after.
+LAYER_NORM_CHUNKS_PER_THREAD = 4
 # Attention runs on the kernels (``numba_attention``) from this many multiply-adds in its two products (pairs x
 # queries x keys x (dim + value_dim)): below, its composed form's few NumPy operations cost less than waking the
 # threads.
@@ -371,15 +374,20 @@ def layer_norm_rows(rows, weight, bias, eps):
 
 
 def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
-    """``(grad_input, grad * normalized)`` of ``layer_norm_rows`` (2-D C-contiguous arrays), or None."""
+    """``(grad_input, grad_weight, grad_bias)`` of ``layer_norm_rows`` (2-D C-contiguous arrays), or None: one pass,
+    the parameters' gradients summed in float64 by each chunk of rows (``LAYER_NORM_CHUNKS_PER_THREAD`` a thread),
+    then over the chunks."""
     kernels = _usable(rows, MIN_FUSED_BYTES)
     if kernels is None or not _matches(grad, rows) or (weight is not None and not _matches(weight, rows[0])):
         return None
-    grad_input, grad_normalized = numpy.empty(rows.shape, rows.dtype), numpy.empty(rows.shape, rows.dtype)
+    grad_input = numpy.empty(rows.shape, rows.dtype)
+    chunks = min(len(rows), LAYER_NORM_CHUNKS_PER_THREAD * kernels.numba.get_num_threads())
+    parameter_sums = numpy.zeros((chunks, 2, rows.shape[1]))
     with _one_at_a_time:
         kernels.layer_norm_backward_rows(grad, rows, rows[0] if weight is None else weight, mean, rstd, grad_input,
-                                         grad_normalized, weight is not None)
-    return grad_input, grad_normalized
+                                         parameter_sums, weight is not None)
+    grad_weight, grad_bias = parameter_sums.sum(0).astype(rows.dtype)
+    return grad_input, grad_weight, grad_bias
 
 
 def lstm_cell_forward(projected, recurrent, cell_prev, gates, cell, hidden):

@@ -171,16 +171,15 @@ def layer_norm_backward_rows(grad, rows, weight, mean, rstd):
     """``(grad_input, grad_weight, grad_bias)`` of ``layer_norm_rows`` (2-D C-contiguous arrays)."""
     fused = cpu_kernels.layer_norm_backward_rows(grad, rows, weight, mean, rstd)
     if fused is not None:
-        grad_input, grad_normalized = fused
-    else:  # the statistics may be the kernel's float64 ones (where the kernels stopped applying since: a fork)
-        mean, rstd = mean.astype(rows.dtype, copy=False), rstd.astype(rows.dtype, copy=False)
-        normalized = (rows - mean[:, None]) * rstd[:, None]
-        scaled = grad if weight is None else grad * weight
-        centre = scaled.mean(axis=1, keepdims=True)
-        correlation = (scaled * normalized).mean(axis=1, keepdims=True)
-        grad_input = rstd[:, None] * (scaled - centre - normalized * correlation)
-        grad_normalized = grad * normalized
-    return grad_input, column_sums(grad_normalized), column_sums(grad)
+        return fused
+    # the statistics may be the kernel's float64 ones (where the kernels stopped applying since: a fork)
+    mean, rstd = mean.astype(rows.dtype, copy=False), rstd.astype(rows.dtype, copy=False)
+    normalized = (rows - mean[:, None]) * rstd[:, None]
+    scaled = grad if weight is None else grad * weight
+    centre = scaled.mean(axis=1, keepdims=True)
+    correlation = (scaled * normalized).mean(axis=1, keepdims=True)
+    grad_input = rstd[:, None] * (scaled - centre - normalized * correlation)
+    return grad_input, column_sums(grad * normalized), column_sums(grad)
 
 
 def _takes_out_ellipsis():

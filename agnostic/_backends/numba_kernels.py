@@ -184,27 +184,33 @@ def layer_norm_rows(x, weight, bias, out, mean, rstd, eps, has_weight, has_bias)
 
 
 @_kernel
-def layer_norm_backward_rows(grad, x, weight, mean, rstd, grad_input, grad_normalized, has_weight):
+def layer_norm_backward_rows(grad, x, weight, mean, rstd, grad_input, parameter_sums, has_weight):
     """The input's gradient of ``layer_norm_rows``, ``rstd * (g - mean(g) - normalized * mean(g * normalized))``
-    with ``g = grad * weight``, and ``grad * normalized`` (the weight's gradient, summed over rows by the caller)."""
-    cols = x.shape[1]
-    for r in prange(x.shape[0]):
-        g, row, dx, gn = grad[r], x[r], grad_input[r], grad_normalized[r]
-        centre, scale = mean[r], rstd[r]
-        sum_g = 0.0
-        sum_gx = 0.0
-        for c in range(cols):
-            normalized = (row[c] - centre) * scale
-            scaled = g[c] * weight[c] if has_weight else g[c]
-            sum_g += scaled
-            sum_gx += scaled * normalized
-            gn[c] = g[c] * normalized
-        sum_g /= cols
-        sum_gx /= cols
-        for c in range(cols):
-            normalized = (row[c] - centre) * scale
-            scaled = g[c] * weight[c] if has_weight else g[c]
-            dx[c] = scale * (scaled - sum_g - normalized * sum_gx)
+    with ``g = grad * weight``, and the parameters' gradients in the same pass: each of the ``len(parameter_sums)``
+    chunks of rows adds its rows' ``grad * normalized`` and ``grad`` into ``parameter_sums[chunk]`` (float64, zeros
+    to start), which the caller sums over the chunks."""
+    rows, cols = x.shape
+    chunks = parameter_sums.shape[0]
+    for chunk in prange(chunks):
+        weight_sums, bias_sums = parameter_sums[chunk, 0], parameter_sums[chunk, 1]
+        for r in range(chunk * rows // chunks, (chunk + 1) * rows // chunks):
+            g, row, dx = grad[r], x[r], grad_input[r]
+            centre, scale = mean[r], rstd[r]
+            sum_g = 0.0
+            sum_gx = 0.0
+            for c in range(cols):
+                normalized = (row[c] - centre) * scale
+                scaled = g[c] * weight[c] if has_weight else g[c]
+                sum_g += scaled
+                sum_gx += scaled * normalized
+                weight_sums[c] += g[c] * normalized
+                bias_sums[c] += g[c]
+            sum_g /= cols
+            sum_gx /= cols
+            for c in range(cols):
+                normalized = (row[c] - centre) * scale
+                scaled = g[c] * weight[c] if has_weight else g[c]
+                dx[c] = scale * (scaled - sum_g - normalized * sum_gx)
 
 
 # tanh of float32 by the 13/6-degree rational function that Eigen, XLA and ONNX Runtime's MLAS use for float32 tanh:
