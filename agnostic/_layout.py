@@ -256,3 +256,12 @@ def same_layout(a, b):
         True
     """
     return all(x == y for x, y, size in zip(a.strides, b.strides, a.shape) if size > 1)
+
+
+def check_attention_gradient_layouts(q, k, v, out, grad, grad_q, grad_k, grad_v):
+    """Raise unless ``grad`` has the layout of ``out`` and each input's gradient that of the input (``same_layout``):
+    the attention kernels index both with one set of strides."""
+    for target, source in ((grad, out), (grad_q, q), (grad_k, k), (grad_v, v)):
+        if not same_layout(target, source):
+            raise ValueError("attention_backward: grad needs the layout of out, each input's gradient that of the "
+                             "input")

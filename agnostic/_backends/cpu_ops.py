@@ -13,7 +13,7 @@ import numpy
 
 from .. import _conversion
 from ..ops import _division
-from .._layout import same_layout
+from .._layout import check_attention_gradient_layouts
 from . import cpu_kernels, dlpack, lstm_steps, philox
 from .special import erf_numpy, library_function
 
@@ -119,10 +119,7 @@ def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, c
     """The gradients of ``attention_forward``, as ``cuda_ops.attention_backward``: the weights computed again from
     ``lse`` by ``numba_attention``'s kernels (``cpu_kernels.attention_backward`` says which), or by NumPy's products
     where numba can no longer run (a child forked after the forward)."""
-    for target, source in ((grad, out), (grad_q, q), (grad_k, k), (grad_v, v)):
-        if not same_layout(target, source):
-            raise ValueError("attention_backward: grad needs the layout of out, each input's gradient that of the "
-                             "input")
+    check_attention_gradient_layouts(q, k, v, out, grad, grad_q, grad_k, grad_v)
     scales = _attention_dropout_scales(q, k, dropout)
     if cpu_kernels.attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, causal, scales):
         return
@@ -130,10 +127,10 @@ def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, c
     if causal:
         scores[..., ~numpy.tri(*scores.shape[-2:], dtype=bool)] = -numpy.inf
     weights = numpy.exp(scores - lse[..., None])
-    dropped = weights if dropout is None else weights * scales.reshape(weights.shape)
-    weight_grads = numpy.matmul(grad, v.swapaxes(-1, -2))
+    dropped, weight_grads = weights, numpy.matmul(grad, v.swapaxes(-1, -2))
     if dropout is not None:
-        weight_grads *= scales.reshape(weights.shape)
+        drop = scales.reshape(weights.shape)
+        dropped, weight_grads = weights * drop, weight_grads * drop
     score_grads = weights * (weight_grads - (grad * out).sum(-1, keepdims=True))
     grad_q[...] = numpy.matmul(score_grads, k) * q.dtype.type(scale)
     grad_k[...] = numpy.matmul(score_grads.swapaxes(-1, -2), q) * q.dtype.type(scale)

@@ -10,7 +10,7 @@ import warnings
 import numpy
 
 from .. import _conversion
-from .._layout import same_layout
+from .._layout import check_attention_gradient_layouts
 from ..ops import _division
 from . import cpu_ops, cuda_kernels, dlpack, lstm_steps, philox, sync_debug
 from .cupy_loader import require_cupy, state as cupy_loader_state
@@ -503,10 +503,7 @@ def attention_backward(q, k, v, out, grad, lse, grad_q, grad_k, grad_v, scale, c
     written into ``grad_q``, ``grad_k`` and ``grad_v`` (laid out as ``q``, ``k`` and ``v``): two kernels, a warp per
     query row for ``grad_q`` and one per key row for the others, the weights (and their dropout, the forward's
     ``dropout``) computed again from ``lse``."""
-    for target, source in ((grad, out), (grad_q, q), (grad_k, k), (grad_v, v)):
-        if not same_layout(target, source):  # the kernels index both with one set of strides
-            raise ValueError("attention_backward: grad needs the layout of out, each input's gradient that of the "
-                             "input")
+    check_attention_gradient_layouts(q, k, v, out, grad, grad_q, grad_k, grad_v)
     _launch_attention("agnostic_attention_backward_query", q.shape[2], (q, k, v, out, grad, lse, grad_q),
                       q, k, v, out, scale, causal, dropout)
     _launch_attention("agnostic_attention_backward_key", k.shape[2], (q, k, v, out, grad, lse, grad_k, grad_v),
