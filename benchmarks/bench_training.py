@@ -6,14 +6,20 @@ same device.
 One step is ``zero_grad``, forward, cross-entropy loss, ``backward`` and the optimizer's ``step`` on random float32
 inputs already on the device; both libraries run the very same code. The models: a 784-256-256-10 MLP (SGD with
 momentum 0.9, or Adam; batches of 64 and 4096); a one-layer LSTM (64 inputs, 256 hidden, 32 time steps, the last
-step's output classified; Adam, batch 64); a Transformer encoder layer (d_model 256, 8 heads, feed-forward 1024,
-32 tokens, mean-pooled and classified; Adam, batch 64), without dropout and with PyTorch's default 0.1. Time per step: a loop of N steps (on CUDA, synchronized before and after), median of repeats; the two
-libraries take turns, repeat by repeat (on the CPU after a pause that lets the other one's threads go idle). Each
-library runs in a process of its own, as a user's program would: in one process, each library's thread pools
-(NumPy's OpenBLAS, numba's, PyTorch's OpenMP) slowed the other's down (on a 16-core host, NumPy's matrix products of
-a 4096-batch step took 6.8 ms alone and 9 to 11 ms beside PyTorch's). A worker imports its library before NumPy,
-as ``import agnostic as torch`` at the top of a script does (agnostic then has NumPy's OpenBLAS threads sleep between
-matrix products instead of polling: ``agnostic/_backends/openblas_wait.py``).
+step's output classified; Adam, batch 64); a Transformer encoder layer (d_model 256, 8 heads, feed-forward 1024, 32
+tokens, mean-pooled and classified; Adam, batch 64), without dropout and with PyTorch's default 0.1. Time per step: a
+loop of N steps (on CUDA, synchronized before and after), median of repeats; the two libraries take turns, repeat by
+repeat (on the CPU after a pause that lets the other one's threads go idle). Each library runs in a process of its
+own, as a user's program would: in one process, each library's thread pools (NumPy's OpenBLAS, numba's, PyTorch's
+OpenMP) slowed the other's down (on a 16-core host, NumPy's matrix products of a 4096-batch step took 6.8 ms alone
+and 9 to 11 ms beside PyTorch's). Each row starts fresh processes, as a program that trains that one model does, so
+that no row inherits the heap an earlier row left: on the 16-core host, PyTorch's CPU Transformer step took 28 to 32
+ms in a fresh process (glibc's malloc returns the freed activations to the system and faults them in again, 14,000
+page faults a step) but 19 ms after the LSTM row in the same process (no faults: malloc kept the memory the LSTM's
+steps had freed); agnostic's took 26 to 29 ms either way (it has malloc keep large freed blocks:
+``agnostic/_backends/host_memory.py``). A worker imports its library before NumPy, as ``import agnostic as torch`` at
+the top of a script does (agnostic then has NumPy's OpenBLAS threads sleep between matrix products instead of
+polling: ``agnostic/_backends/openblas_wait.py``).
 Goal: at most 1.5x PyTorch eager on the same device (for scale: PyTorch eager takes about 1,250 us per step at batch
 64 on an H100). PyTorch is optional: without it, its columns are left out. Missing a goal prints FAIL but the exit
 code stays 0: this is a measurement, not a test.
@@ -307,15 +313,16 @@ def main(argv=None):
     rows = []
     for device_type in device_types:
         usable = torch is not None and (device_type == "cpu" or torch_has_cuda(torch))
-        ours = Worker("agnostic", device_type)
-        theirs = Worker("torch", device_type) if usable else None
         for model, batch, optimizer_name in ROWS:
             if args.model and model not in args.model:
                 continue
+            # Fresh workers for each row: no row inherits another's memory or thread state (see the docstring).
+            ours = Worker("agnostic", device_type)
+            theirs = Worker("torch", device_type) if usable else None
             rows.append(measure(device_type, model, batch, optimizer_name, ours, theirs, args.quick))
-        for worker in (ours, theirs):
-            if worker is not None:
-                worker.close()
+            for worker in (ours, theirs):
+                if worker is not None:
+                    worker.close()
     with_torch = torch is not None
     lines = [f"agnostic training-step benchmark{' (--quick)' if args.quick else ''}: MLP "
              f"{'-'.join(map(str, SIZES))}, LSTM and Transformer layer, float32; "
