@@ -285,9 +285,22 @@ def environment(agnostic, torch, device_types):
     else:
         parts.append(f"PyTorch {torch.__version__} ({torch.get_num_threads()} CPU threads)")
     parts.append(f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs")
-    parts += [f"{name}={os.environ[name]}" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    parts += blas_kernels()
+    parts += [f"{name}={os.environ[name]}" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE")
               if name in os.environ]
     return ", ".join(parts)
+
+
+def blas_kernels():
+    """The BLAS libraries loaded (NumPy's, SciPy's) and the kernels they run (OpenBLAS's ``architecture``): they set
+    the CPU rows' matrix products, and an environment's ``OPENBLAS_CORETYPE`` changes them (AVX2 kernels on an
+    AVX-512 processor: its products take up to twice as long)."""
+    import threadpoolctl
+
+    names = {f"{pool['internal_api']} {pool['version']}"
+             + (f" ({pool['architecture']} kernels)" if pool.get("architecture") else "")
+             for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"}
+    return [f"BLAS: {' and '.join(sorted(names))}"] if names else []
 
 
 def main(argv=None):

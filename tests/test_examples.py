@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+import threadpoolctl
 
 from conftest import CUDA_DEVICES
 
@@ -125,6 +126,10 @@ def test_training_benchmark_prints_its_table(tmp_path):
     out = tmp_path / "training.md"
     stdout = run("benchmarks/bench_training.py", "--quick", "--device", "cpu", "--out", out)
     assert out.read_text() == stdout
+    # The first line names the BLAS libraries the products ran on (NumPy's, as threadpoolctl sees it here too)
+    blas = {pool["internal_api"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"}
+    first = stdout.splitlines()[0]
+    assert all(re.search(rf"BLAS: .*{api} \d", first) for api in blas), first
     rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
             for line in stdout.splitlines() if line.startswith("|")]
     with_torch = importlib.util.find_spec("torch") is not None
